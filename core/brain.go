@@ -1,0 +1,141 @@
+package agilelimiter
+
+import (
+	"context"
+	"errors"
+	"sync"
+	"sync/atomic"
+	"time"
+)
+
+// brain is what both limiters share around the controller: the sample
+// histogram, the Unavailable counter, the tick loop and the last tick's view.
+// The hot path touches only atomics here; mu guards the controller and the
+// lifecycle, and is taken once a tick and by Stats.
+type brain struct {
+	s           settings
+	hist        histogram
+	unreachable atomic.Uint64
+
+	mu      sync.Mutex
+	ctl     *controller
+	snap    snapshot
+	last    time.Time
+	ticks   uint64
+	stop    chan struct{}
+	stopped chan struct{}
+}
+
+// actuator is the half of a limiter the brain drives once a tick.
+type actuator interface {
+	// saturated reports whether demand reached limit since the last tick, dt
+	// ago, and resets the per-tick gauges it reads.
+	saturated(limit float64, dt time.Duration) bool
+	// apply pushes the new limit to the actuator.
+	apply(limit float64)
+}
+
+func (b *brain) init(s settings) {
+	b.s = s
+	b.ctl = newController(s)
+}
+
+// observe records one round trip.
+func (b *brain) observe(d time.Duration) { b.hist.record(d) }
+
+// unavailable records one call that never reached the resource.
+func (b *brain) unavailable() { b.unreachable.Add(1) }
+
+// record applies an outcome to one duration.
+func (b *brain) record(o Outcome, d time.Duration) {
+	switch o {
+	case Reached:
+		b.hist.record(d)
+	case Unreachable:
+		b.unreachable.Add(1)
+	}
+}
+
+// finish feeds the controller the result of one call made through Do. A call
+// whose caller cancelled it is a truncated measurement and is dropped before
+// Classify runs; a deadline that expired is a timeout, and counts.
+func (b *brain) finish(ctx context.Context, err error, d time.Duration) {
+	if err == nil {
+		b.hist.record(d)
+		return
+	}
+	if ctx != nil && errors.Is(ctx.Err(), context.Canceled) || errors.Is(err, context.Canceled) {
+		return
+	}
+	o := Reached
+	if b.s.classify != nil {
+		o = b.s.classify(err)
+	}
+	b.record(o, d)
+}
+
+// start runs the tick loop for a until stop. It is idempotent.
+func (b *brain) start(a actuator) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.stop != nil {
+		return
+	}
+	b.stop, b.stopped = make(chan struct{}), make(chan struct{})
+	b.last = time.Now()
+	go b.run(a, b.stop, b.stopped)
+}
+
+// halt ends the tick loop and waits for its goroutine to return. It is
+// idempotent.
+func (b *brain) halt() {
+	b.mu.Lock()
+	stop, stopped := b.stop, b.stopped
+	b.stop, b.stopped = nil, nil
+	b.mu.Unlock()
+	if stop == nil {
+		return
+	}
+	close(stop)
+	<-stopped
+}
+
+func (b *brain) run(a actuator, stop <-chan struct{}, stopped chan<- struct{}) {
+	defer close(stopped)
+	t := time.NewTicker(b.s.tick)
+	defer t.Stop()
+	for {
+		select {
+		case <-stop:
+			return
+		case now := <-t.C:
+			b.tick(a, now)
+		}
+	}
+}
+
+// tick runs the controller once and pushes its limit to a.
+func (b *brain) tick(a actuator, now time.Time) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	dt := now.Sub(b.last)
+	b.last = now
+	b.hist.drain(&b.snap)
+	in := tick{hist: &b.snap, unreachable: b.unreachable.Swap(0)}
+	in.saturated = a.saturated(b.ctl.limit, dt)
+	a.apply(b.ctl.step(in))
+	b.ticks++
+}
+
+// view fills the controller's part of st. The caller fills the rest.
+func (b *brain) view(st *Stats) {
+	b.mu.Lock()
+	v := b.ctl.view
+	st.Limit = b.ctl.limit
+	st.Ticks = b.ticks
+	b.mu.Unlock()
+	st.Baseline, st.Fast, st.High = v.baseline, v.fast, v.high
+	st.P50, st.P99 = v.p50, v.p99
+	st.Samples, st.Unreachable = v.samples, v.synthetic
+	st.Decision = v.decision.String()
+}

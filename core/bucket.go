@@ -1,0 +1,191 @@
+package agilelimiter
+
+import (
+	"context"
+	"math"
+	"sync"
+	"sync/atomic"
+	"time"
+)
+
+// bucket is the outbound actuator: a leaky bucket that grants one slot every
+// interval, with no burst. Callers that must wait queue in FIFO order; only the
+// head of the queue holds a timer, for the next slot computed from the current
+// interval. So a rate change applies at once to everyone already waiting: the
+// head re-arms its timer at the new spacing, and nobody was booked ahead at the
+// old one.
+//
+// A caller that finds no queue and a slot already due takes it without
+// allocating, waiting or touching a timer: that is the path Do takes whenever
+// the limiter is not the binding constraint.
+type bucket struct {
+	mu          sync.Mutex
+	interval    time.Duration // current spacing between slots
+	minInterval time.Duration // 1/MaxRate rounded up: the ceiling, enforced here too
+	last        time.Time     // planned time of the last slot granted
+	head, tail  *waiter
+	queued      atomic.Int64
+	pool        sync.Pool // *waiter; per bucket, so timers never cross synctest bubbles
+}
+
+type waiter struct {
+	prev, next *waiter
+	wake       chan struct{} // capacity 1: "look again"
+	timer      *time.Timer
+}
+
+// intervalFor returns the spacing for rate, rounded up to a whole nanosecond so
+// that no one-second window ever holds more than rate slots.
+func intervalFor(rate float64) time.Duration {
+	return time.Duration(math.Ceil(float64(time.Second) / rate))
+}
+
+func (b *bucket) init(rate, maxRate float64) {
+	b.minInterval = intervalFor(maxRate)
+	b.interval = max(intervalFor(rate), b.minInterval)
+}
+
+// setRate changes the spacing and wakes the head of the queue so that it
+// re-arms its timer at once.
+func (b *bucket) setRate(rate float64) {
+	iv := max(intervalFor(rate), b.minInterval)
+	b.mu.Lock()
+	b.interval = iv
+	if b.head != nil {
+		notify(b.head.wake)
+	}
+	b.mu.Unlock()
+}
+
+func notify(c chan struct{}) {
+	select {
+	case c <- struct{}{}:
+	default:
+	}
+}
+
+// take returns the planned time of the caller's slot and how long it waited.
+// With a nil ctx it cannot fail.
+func (b *bucket) take(ctx context.Context) (time.Time, time.Duration, error) {
+	var done <-chan struct{}
+	if ctx != nil {
+		if err := ctx.Err(); err != nil {
+			return time.Time{}, 0, err
+		}
+		done = ctx.Done()
+	}
+	b.mu.Lock()
+	start := time.Now()
+	now := start
+	if b.head == nil {
+		if slot := b.last.Add(b.interval); !slot.After(now) {
+			b.last = now
+			b.mu.Unlock()
+			return now, 0, nil
+		}
+	}
+	if ctx != nil {
+		if dl, ok := ctx.Deadline(); ok {
+			// The earliest this caller could go, at the current rate.
+			est := b.last.Add(b.interval * time.Duration(b.queued.Load()+1))
+			if est.After(dl) {
+				b.mu.Unlock()
+				return time.Time{}, 0, ErrDeadline
+			}
+		}
+	}
+	w := b.getWaiter()
+	b.push(w)
+	b.mu.Unlock()
+
+	for {
+		b.mu.Lock()
+		if b.head != w {
+			b.mu.Unlock()
+			select {
+			case <-w.wake:
+				continue
+			case <-done:
+				return time.Time{}, 0, b.cancel(w, ctx)
+			}
+		}
+		now := time.Now()
+		slot := b.last.Add(b.interval)
+		if !slot.After(now) {
+			if now.Sub(slot) >= b.interval {
+				slot = now // woke late by a whole slot: go now, never in a burst
+			}
+			b.last = slot
+			b.pop(w)
+			b.mu.Unlock()
+			b.putWaiter(w)
+			return slot, now.Sub(start), nil
+		}
+		b.mu.Unlock()
+		w.timer.Reset(slot.Sub(now))
+		select {
+		case <-w.timer.C:
+		case <-w.wake:
+			w.timer.Stop()
+		case <-done:
+			w.timer.Stop()
+			return time.Time{}, 0, b.cancel(w, ctx)
+		}
+	}
+}
+
+// cancel takes w out of the queue after its context ended.
+func (b *bucket) cancel(w *waiter, ctx context.Context) error {
+	b.mu.Lock()
+	b.pop(w)
+	b.mu.Unlock()
+	b.putWaiter(w)
+	return ctx.Err()
+}
+
+func (b *bucket) push(w *waiter) {
+	w.prev, w.next = b.tail, nil
+	if b.tail == nil {
+		b.head = w
+	} else {
+		b.tail.next = w
+	}
+	b.tail = w
+	b.queued.Add(1)
+}
+
+// pop unlinks w and, if w was the head, wakes the next one so it arms its timer.
+func (b *bucket) pop(w *waiter) {
+	if w.prev == nil {
+		b.head = w.next
+		if b.head != nil {
+			notify(b.head.wake)
+		}
+	} else {
+		w.prev.next = w.next
+	}
+	if w.next == nil {
+		b.tail = w.prev
+	} else {
+		w.next.prev = w.prev
+	}
+	w.prev, w.next = nil, nil
+	b.queued.Add(-1)
+}
+
+func (b *bucket) getWaiter() *waiter {
+	if w, ok := b.pool.Get().(*waiter); ok {
+		return w
+	}
+	t := time.NewTimer(time.Hour)
+	t.Stop()
+	return &waiter{wake: make(chan struct{}, 1), timer: t}
+}
+
+func (b *bucket) putWaiter(w *waiter) {
+	select { // drop a stale wake-up
+	case <-w.wake:
+	default:
+	}
+	b.pool.Put(w)
+}

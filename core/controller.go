@@ -1,0 +1,194 @@
+package agilelimiter
+
+import (
+	"math"
+	"time"
+)
+
+// controller is the brain both limiters share: a pure function of its state and
+// one tick's samples. It knows nothing of clocks, goroutines or actuators; the
+// limiters feed it a drained histogram every TickInterval and push the limit it
+// returns to their bucket or semaphore. That keeps the law testable as a table.
+type controller struct {
+	s     settings
+	limit float64
+
+	// fast and baseline are EWMAs of the tick p50, in nanoseconds.
+	fast, baseline     float64
+	fastSet, baseSet   bool
+	alphaFast, alphaSl float64
+
+	// cold is true until the first backoff: while it holds, a healthy tick
+	// multiplies by SlowStartGain. It never re-arms (a dependency that was ever
+	// congested has shown where its capacity is).
+	cold bool
+
+	congestedRun, healthyRun int
+
+	view view
+}
+
+// view is what the controller saw and did at its last tick.
+type view struct {
+	p50, p99, fast, baseline, high time.Duration
+	samples, synthetic           int
+	decision                     decision
+}
+
+// decision is what one tick did with the limit.
+type decision uint8
+
+const (
+	decBlind     decision = iota // no samples: nothing changes
+	decHold                      // in the deadband, or not yet agreed
+	decIdle                      // healthy, but demand did not reach the limit
+	decProbe                     // additive probe
+	decSlowStart                 // multiplicative, cold start
+	decRamp                      // multiplicative, RecoverRamp
+	decBackoff                   // proportional backoff
+	decSLO                       // p99 above SLOTarget: full DownStep
+)
+
+var decisionNames = [...]string{"blind", "hold", "idle", "probe", "slow-start", "ramp", "backoff", "slo-backoff"}
+
+func (d decision) String() string { return decisionNames[d] }
+
+// tick is one tick's evidence.
+type tick struct {
+	hist        *snapshot // real samples
+	unreachable uint64    // Unavailable calls
+	saturated   bool      // demand reached the limit during the tick
+}
+
+func newController(s settings) *controller {
+	return &controller{
+		s:         s,
+		limit:     s.initial,
+		cold:      true,
+		alphaFast: alpha(s.tick, s.fastHalfLife),
+		alphaSl:   alpha(s.tick, s.slowHalfLife),
+	}
+}
+
+// alpha is the EWMA weight of one tick for the given half-life.
+func alpha(tick, halfLife time.Duration) float64 {
+	return 1 - math.Exp2(-float64(tick)/float64(halfLife))
+}
+
+// high returns the top of the tolerated window, in nanoseconds, or 0 when
+// there is nothing to build it on yet.
+func (c *controller) high() float64 {
+	slo := float64(c.s.slo)
+	if c.s.anchor == AnchorSLO {
+		return 0.8 * slo
+	}
+	if !c.baseSet {
+		return 0.8 * slo // 0 without an SLO
+	}
+	h := c.baseline * (1 + c.s.inflation)
+	if slo > 0 {
+		h = math.Min(h, 0.8*slo)
+	}
+	return h
+}
+
+// step runs one tick and returns the new limit.
+func (c *controller) step(in tick) float64 {
+	// An Unavailable call is a sample above the window and above the SLO, so
+	// both the proportional backoff and the p99 guard fire. With no SLO and no
+	// baseline there is no "above" to put it: it is dropped.
+	synthetic := 2 * math.Max(c.high(), float64(c.s.slo))
+	unreachable := in.unreachable
+	if synthetic == 0 {
+		unreachable = 0
+	}
+	real := in.hist.n
+	n := real + unreachable
+	c.view = view{fast: time.Duration(c.fast), baseline: time.Duration(c.baseline), samples: int(n), synthetic: int(unreachable)}
+	if n == 0 {
+		c.view.decision = decBlind
+		c.view.high = time.Duration(c.high())
+		return c.limit
+	}
+	above := time.Duration(synthetic)
+	p50 := float64(in.hist.quantile(0.5, unreachable, above))
+	p99 := in.hist.quantile(0.99, unreachable, above)
+
+	if !c.fastSet {
+		c.fast, c.fastSet = p50, true
+	} else {
+		c.fast += c.alphaFast * (p50 - c.fast)
+	}
+	// The baseline follows real samples only: an outage must not drag it up.
+	if real > 0 {
+		b := float64(in.hist.quantile(0.5, 0, 0))
+		switch {
+		case !c.baseSet:
+			c.baseline, c.baseSet = b, true
+		case b < c.baseline:
+			// A lower latency is always trustworthy: fall at the fast rate.
+			c.baseline += c.alphaFast * (b - c.baseline)
+		default:
+			// Rise slowly and at most MaxBaselineRise a tick, so a long
+			// overload cannot make its own latency the new normal.
+			c.baseline += math.Min(c.alphaSl*(b-c.baseline), c.s.maxBaselineRise*c.baseline)
+		}
+	}
+
+	high := c.high()
+	low := high * (1 - c.s.deadband)
+	factor := 1.0
+	dec := decHold
+	congested := high > 0 && c.fast >= high
+	if congested {
+		factor = math.Max(1-c.s.gain*(c.fast-high)/high, 1-c.s.downStep)
+		dec = decBackoff
+	}
+	if c.s.slo > 0 && p99 > c.s.slo {
+		congested, factor, dec = true, 1-c.s.downStep, decSLO
+	}
+	healthy := !congested && c.fast <= low
+
+	switch {
+	case congested:
+		c.congestedRun++
+		c.healthyRun = 0
+	case healthy:
+		c.healthyRun++
+		c.congestedRun = 0
+	default:
+		c.congestedRun, c.healthyRun = 0, 0
+	}
+
+	switch {
+	case congested && c.congestedRun >= c.s.backoffTicks:
+		c.limit *= factor
+		c.cold = false
+	case congested:
+		dec = decHold
+	case healthy && c.healthyRun >= c.s.recoverTicks:
+		// A limit that was not used up says nothing about the region above it:
+		// raising it would let an idle service drift to the ceiling.
+		if !in.saturated {
+			dec = decIdle
+			break
+		}
+		additive := c.limit + c.s.upStep*c.s.max
+		switch {
+		case c.cold:
+			c.limit, dec = math.Max(c.limit*c.s.slowStartGain, additive), decSlowStart
+		case c.s.recoverRamp > 0 && c.fast <= c.s.recoverRamp*high:
+			c.limit, dec = math.Max(c.limit*c.s.slowStartGain, additive), decRamp
+		default:
+			c.limit, dec = additive, decProbe
+		}
+	}
+	c.limit = math.Min(math.Max(c.limit, c.s.min), c.s.max)
+
+	c.view = view{
+		p50: time.Duration(p50), p99: p99,
+		fast: time.Duration(c.fast), baseline: time.Duration(c.baseline), high: time.Duration(high),
+		samples: int(n), synthetic: int(unreachable), decision: dec,
+	}
+	return c.limit
+}

@@ -1,0 +1,3 @@
+module github.com/agilelimiter/agilelimiter/core
+
+go 1.26
