@@ -31,8 +31,8 @@ type controller struct {
 // view is what the controller saw and did at its last tick.
 type view struct {
 	p50, p99, fast, baseline, high time.Duration
-	samples, synthetic           int
-	decision                     decision
+	samples, synthetic             int
+	decision                       decision
 }
 
 // decision is what one tick did with the limit.
