@@ -1,0 +1,13 @@
+module github.com/agilelimiter/agilelimiter/compare
+
+go 1.26
+
+require (
+	github.com/agilelimiter/agilelimiter/core v0.0.0
+	github.com/agilelimiter/agilelimiter/nethttp v0.0.0
+)
+
+replace (
+	github.com/agilelimiter/agilelimiter/core => ../core
+	github.com/agilelimiter/agilelimiter/nethttp => ../nethttp
+)

@@ -1,0 +1,17 @@
+module github.com/agilelimiter/agilelimiter/examples
+
+go 1.26
+
+require (
+	github.com/agilelimiter/agilelimiter/core v0.0.0
+	github.com/agilelimiter/agilelimiter/nethttp v0.0.0
+)
+
+replace (
+	github.com/agilelimiter/agilelimiter/core => ../core
+	github.com/agilelimiter/agilelimiter/echo => ../echo
+	github.com/agilelimiter/agilelimiter/fiber => ../fiber
+	github.com/agilelimiter/agilelimiter/gin => ../gin
+	github.com/agilelimiter/agilelimiter/nethttp => ../nethttp
+	github.com/agilelimiter/agilelimiter/resty => ../resty
+)
