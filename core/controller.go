@@ -25,6 +25,16 @@ type controller struct {
 
 	congestedRun, healthyRun int
 
+	// cooldown counts the ticks left before another backoff may be spent:
+	// one round trip after a cut, so the cut is judged by requests sent after
+	// it, not by the queue that built before it.
+	cooldown int
+	// blind counts the blind ticks in a row during which demand reached the
+	// limit: at a low rate evidence arrives every few ticks, and a backoff then
+	// spends one step per tick it covers, so the rate falls as fast in time as
+	// it would with dense samples.
+	blind int
+
 	view view
 }
 
@@ -105,23 +115,37 @@ func (c *controller) step(in tick) float64 {
 	real := in.hist.n
 	n := real + unreachable
 	c.view = view{fast: time.Duration(c.fast), baseline: time.Duration(c.baseline), samples: int(n), synthetic: int(unreachable)}
+	if c.cooldown > 0 {
+		c.cooldown--
+	}
 	if n == 0 {
+		if in.saturated {
+			c.blind++
+		}
 		c.view.decision = decBlind
 		c.view.high = time.Duration(c.high())
 		return c.limit
 	}
+	steps := 1 + c.blind
+	c.blind = 0
 	above := time.Duration(synthetic)
 	p50 := float64(in.hist.quantile(0.5, unreachable, above))
 	p99 := in.hist.quantile(0.99, unreachable, above)
 
-	if !c.fastSet {
+	// The fast signal rises with its half-life, so one slow tick does not
+	// cost a step, but falls at once: a tick that is already back under the
+	// window is trustworthy, and waiting for the average to decay would hold
+	// the rate down for ticks after a queue has drained.
+	if !c.fastSet || p50 < c.fast {
 		c.fast, c.fastSet = p50, true
 	} else {
 		c.fast += c.alphaFast * (p50 - c.fast)
 	}
 	// The baseline follows real samples only: an outage must not drag it up.
+	var rtt float64
 	if real > 0 {
 		b := float64(in.hist.quantile(0.5, 0, 0))
+		rtt = b
 		switch {
 		case !c.baseSet:
 			c.baseline, c.baseSet = b, true
@@ -139,7 +163,9 @@ func (c *controller) step(in tick) float64 {
 	low := high * (1 - c.s.deadband)
 	factor := 1.0
 	dec := decHold
-	congested := high > 0 && c.fast >= high
+	// Congestion needs the smoothed signal and the tick itself to agree: the
+	// EWMA alone would go on cutting for ticks after the queue has drained.
+	congested := high > 0 && c.fast >= high && p50 >= high
 	if congested {
 		factor = math.Max(1-c.s.gain*(c.fast-high)/high, 1-c.s.downStep)
 		dec = decBackoff
@@ -161,9 +187,10 @@ func (c *controller) step(in tick) float64 {
 	}
 
 	switch {
-	case congested && c.congestedRun >= c.s.backoffTicks:
-		c.limit *= factor
+	case congested && c.congestedRun >= c.s.backoffTicks && c.cooldown == 0:
+		c.limit *= math.Pow(factor, float64(steps))
 		c.cold = false
+		c.cooldown = int(math.Ceil(rtt / float64(c.s.tick)))
 	case congested:
 		dec = decHold
 	case healthy && c.healthyRun >= c.s.recoverTicks:

@@ -1,0 +1,512 @@
+package agilelimiter_test
+
+import (
+	"context"
+	"errors"
+	"math"
+	"sync"
+	"testing"
+	"testing/synctest"
+	"time"
+
+	agilelimiter "github.com/agilelimiter/agilelimiter/core"
+)
+
+const tick = agilelimiter.DefaultTickInterval
+
+// sampleEvery calls f every tick, half a tick after the controller's ticks,
+// for d, and returns the number of calls.
+func sampleEvery(d time.Duration, f func(i int)) {
+	time.Sleep(tick / 2)
+	for i := 0; time.Duration(i)*tick < d; i++ {
+		f(i)
+		time.Sleep(tick)
+	}
+}
+
+func classifyRefused(err error) agilelimiter.Outcome {
+	if errors.Is(err, errRefused) {
+		return agilelimiter.Unreachable
+	}
+	return agilelimiter.Reached
+}
+
+// A port that refuses every call fails instantly. Classified Unreachable, the
+// failures back the rate off to MinRate and it never rises; unclassified, they
+// read as a fast healthy dependency and the rate climbs. The second half is the
+// failure mode the Outcome exists for.
+func TestRefusedPort(t *testing.T) {
+	run := func(t *testing.T, classify func(error) agilelimiter.Outcome) (maxRate, final float64) {
+		synctest.Test(t, func(t *testing.T) {
+			lim := agilelimiter.New(agilelimiter.Config{
+				MinRate: 1, MaxRate: 1000, InitialRate: 50,
+				SLOTarget: 200 * time.Millisecond, Classify: classify,
+			})
+			lim.Start()
+			dep := &dependency{refuse: true}
+			stop := make(chan struct{})
+			wait := workers(32, stop, func() { _ = lim.Do(dep.call) })
+			maxRate = lim.Rate()
+			sampleEvery(10*time.Second, func(int) { maxRate = math.Max(maxRate, lim.Rate()) })
+			final = lim.Rate()
+			t.Logf("after 10s: rate %.1f req/s (max %.1f), admitted %d, stats %+v", final, maxRate, lim.Stats().Admitted, lim.Stats())
+			lim.Stop()
+			close(stop)
+			dep.set(func(d *dependency) {})
+			// Let the queued workers drain at whatever rate the bucket has.
+			synctest.Wait()
+			wait()
+		})
+		return maxRate, final
+	}
+	t.Run("classified", func(t *testing.T) {
+		maxRate, final := run(t, classifyRefused)
+		if maxRate > 50 {
+			t.Errorf("rate rose to %.1f req/s against a refused port; want never above 50", maxRate)
+		}
+		if final != 1 {
+			t.Errorf("rate settled at %.2f req/s; want MinRate 1", final)
+		}
+	})
+	t.Run("unclassified", func(t *testing.T) {
+		_, final := run(t, nil)
+		if final < 300 {
+			t.Errorf("unclassified refusals: rate %.1f req/s; the documented failure mode is a climb far above 50", final)
+		}
+	})
+}
+
+// Without an SLO an Unavailable call has nothing to anchor to until a real
+// sample set a baseline; after that, a dependency that starts refusing backs
+// the rate off to MinRate.
+func TestUnavailableNeedsAnAnchor(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		lim := agilelimiter.New(agilelimiter.Config{MaxRate: 400, InitialRate: 100, Classify: classifyRefused})
+		lim.Start()
+		defer lim.Stop()
+		for range 50 {
+			lim.Take()
+			lim.Unavailable()
+		}
+		time.Sleep(3 * tick / 2)
+		if st := lim.Stats(); st.Samples != 0 || lim.Rate() != 100 {
+			t.Fatalf("with no SLO and no sample, Unavailable must be a no-op: samples %d, rate %.1f", st.Samples, lim.Rate())
+		}
+		dep := &dependency{base: 20 * time.Millisecond, capacity: 10000}
+		stop := make(chan struct{})
+		wait := workers(16, stop, func() { _ = lim.Do(dep.call) })
+		time.Sleep(2 * time.Second)
+		healthy := lim.Rate()
+		dep.set(func(d *dependency) { d.refuse = true })
+		time.Sleep(3 * time.Second)
+		t.Logf("healthy %.1f req/s, refusing: %.2f req/s, baseline %v", healthy, lim.Rate(), lim.Stats().Baseline)
+		if lim.Rate() != 1 {
+			t.Errorf("after the dependency started refusing, rate %.2f; want MinRate 1", lim.Rate())
+		}
+		if b := lim.Stats().Baseline; b > 25*time.Millisecond {
+			t.Errorf("outage dragged the baseline up to %v; synthetic samples must not feed it", b)
+		}
+		close(stop)
+		wait()
+	})
+}
+
+// Cold start doubles: 10 → 500 req/s against a healthy dependency in at most
+// 7 ticks, where +5% a tick would need about 80.
+func TestColdStart(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		lim := agilelimiter.New(agilelimiter.Config{MaxRate: 500, InitialRate: 10})
+		lim.Start()
+		defer lim.Stop()
+		dep := &dependency{base: 20 * time.Millisecond, capacity: 100000}
+		stop := make(chan struct{})
+		wait := workers(64, stop, func() { _ = lim.Do(dep.call) })
+		ticks := -1
+		sampleEvery(2*time.Second, func(i int) {
+			if ticks < 0 && lim.Rate() == 500 {
+				ticks = i
+			}
+		})
+		t.Logf("10 → 500 req/s in %d ticks", ticks)
+		if ticks < 0 || ticks > 7 {
+			t.Errorf("cold start took %d ticks; want ≤ 7", ticks)
+		}
+		close(stop)
+		wait()
+	})
+}
+
+// A benign rise (the dependency got slower, not fuller) from 20 to 50 ms under
+// a 200 ms SLO. AnchorBaseline reads it as congestion, the documented price of
+// anchoring on the baseline; AnchorSLO tolerates anything under 160 ms and does
+// not move.
+func TestBenignRise(t *testing.T) {
+	run := func(t *testing.T, anchor agilelimiter.Anchor) (before, lowest float64) {
+		synctest.Test(t, func(t *testing.T) {
+			lim := agilelimiter.New(agilelimiter.Config{
+				MaxRate: 500, InitialRate: 10, SLOTarget: 200 * time.Millisecond, Anchor: anchor,
+			})
+			lim.Start()
+			defer lim.Stop()
+			dep := &dependency{base: 20 * time.Millisecond} // latency does not depend on load
+			stop := make(chan struct{})
+			wait := workers(64, stop, func() { _ = lim.Do(dep.call) })
+			time.Sleep(10 * time.Second)
+			before = lim.Rate()
+			dep.set(func(d *dependency) { d.base = 50 * time.Millisecond })
+			lowest = before
+			sampleEvery(10*time.Second, func(int) { lowest = math.Min(lowest, lim.Rate()) })
+			t.Logf("%v: %.1f req/s at 20 ms, lowest %.1f req/s after the rise to 50 ms, now %.1f", anchor, before, lowest, lim.Rate())
+			close(stop)
+			wait()
+		})
+		return before, lowest
+	}
+	t.Run("AnchorBaseline", func(t *testing.T) {
+		before, lowest := run(t, agilelimiter.AnchorBaseline)
+		if before != 500 || lowest > 0.8*before {
+			t.Errorf("AnchorBaseline: %.1f → lowest %.1f; want the rise read as congestion (a cut of 20%% or more)", before, lowest)
+		}
+	})
+	t.Run("AnchorSLO", func(t *testing.T) {
+		before, lowest := run(t, agilelimiter.AnchorSLO)
+		if before != 500 || lowest != before {
+			t.Errorf("AnchorSLO: %.1f → lowest %.1f; want no movement", before, lowest)
+		}
+	})
+}
+
+// The ceiling holds in every one-second window whatever the latencies do,
+// because the bucket enforces it on its own as well as the controller.
+func TestCeilingNeverExceeded(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		const maxRate = 100
+		lim := agilelimiter.New(agilelimiter.Config{MaxRate: maxRate, InitialRate: maxRate, RecoverRamp: 0.9, UpStep: 0.5})
+		lim.Start()
+		defer lim.Stop()
+		var mu sync.Mutex
+		var grants []time.Time
+		seed := uint64(1)
+		stop := make(chan struct{})
+		wait := workers(200, stop, func() {
+			_ = lim.Do(func() error {
+				mu.Lock()
+				grants = append(grants, time.Now())
+				seed = seed*6364136223846793005 + 1442695040888963407
+				d := time.Duration(seed>>33%400) * time.Millisecond // chaos: 0–400 ms
+				mu.Unlock()
+				time.Sleep(d)
+				return nil
+			})
+		})
+		time.Sleep(20 * time.Second)
+		close(stop)
+		lim.Stop()
+		wait()
+		worst := 0
+		for i, j := 0, 0; i < len(grants); i++ {
+			for j < len(grants) && grants[j].Sub(grants[i]) < time.Second {
+				j++
+			}
+			worst = max(worst, j-i)
+		}
+		t.Logf("%d grants in 20s, worst one-second window %d", len(grants), worst)
+		if worst > maxRate {
+			t.Errorf("a one-second window held %d grants; ceiling is %d", worst, maxRate)
+		}
+		if worst < maxRate*9/10 {
+			t.Errorf("worst window %d: the test never pushed the ceiling", worst)
+		}
+	})
+}
+
+func TestTakeContext(t *testing.T) {
+	t.Run("late slot refused at once", func(t *testing.T) {
+		synctest.Test(t, func(t *testing.T) {
+			lim := agilelimiter.New(agilelimiter.Config{MinRate: 1, MaxRate: 1, InitialRate: 1})
+			first := lim.Take()
+			ctx, cancel := context.WithTimeout(context.Background(), 500*time.Millisecond)
+			defer cancel()
+			start := time.Now()
+			_, err := lim.TakeContext(ctx)
+			if !errors.Is(err, agilelimiter.ErrDeadline) {
+				t.Fatalf("err = %v; want ErrDeadline", err)
+			}
+			if waited := time.Since(start); waited != 0 {
+				t.Errorf("refusal took %v; want at once", waited)
+			}
+			st := lim.Stats()
+			if st.Admitted != 1 || st.RejectedDeadline != 1 {
+				t.Errorf("admitted %d, rejected %d; want 1 and 1", st.Admitted, st.RejectedDeadline)
+			}
+			if next := lim.Take(); next.Sub(first) != time.Second {
+				t.Errorf("next slot %v after the first; want 1s (the refusal must consume nothing)", next.Sub(first))
+			}
+		})
+	})
+	t.Run("cancellation is prompt", func(t *testing.T) {
+		synctest.Test(t, func(t *testing.T) {
+			lim := agilelimiter.New(agilelimiter.Config{MinRate: 1, MaxRate: 1, InitialRate: 1})
+			first := lim.Take()
+			ctx, cancel := context.WithCancel(context.Background())
+			done := make(chan error)
+			go func() {
+				_, err := lim.TakeContext(ctx)
+				done <- err
+			}()
+			time.Sleep(100 * time.Millisecond)
+			synctest.Wait()
+			if st := lim.Stats(); st.Waiting != 1 {
+				t.Fatalf("waiting %d; want 1", st.Waiting)
+			}
+			cancel()
+			start := time.Now()
+			if err := <-done; !errors.Is(err, context.Canceled) {
+				t.Fatalf("err = %v; want context.Canceled", err)
+			}
+			if d := time.Since(start); d != 0 {
+				t.Errorf("cancel took %v to return; want at once", d)
+			}
+			if st := lim.Stats(); st.Waiting != 0 || st.Canceled != 1 || st.Admitted != 1 {
+				t.Errorf("stats %+v; want 0 waiting, 1 canceled, 1 admitted", st)
+			}
+			if next := lim.Take(); next.Sub(first) != time.Second {
+				t.Errorf("next slot %v after the first; want 1s (cancel must consume nothing)", next.Sub(first))
+			}
+		})
+	})
+	t.Run("deadline that allows the slot waits for it", func(t *testing.T) {
+		synctest.Test(t, func(t *testing.T) {
+			lim := agilelimiter.New(agilelimiter.Config{MinRate: 2, MaxRate: 2, InitialRate: 2})
+			first := lim.Take()
+			ctx, cancel := context.WithTimeout(context.Background(), 600*time.Millisecond)
+			defer cancel()
+			got, err := lim.TakeContext(ctx)
+			if err != nil || got.Sub(first) != 500*time.Millisecond {
+				t.Errorf("TakeContext = %v after first, %v; want 500ms, nil", got.Sub(first), err)
+			}
+		})
+	})
+}
+
+// A rate change applies at once to callers already waiting: with hundreds
+// queued and the rate doubled, the next slot comes at the new spacing.
+func TestRateChangeReachesWaiters(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		lim := agilelimiter.New(agilelimiter.Config{MaxRate: 100, InitialRate: 10, MinRate: 10})
+		var mu sync.Mutex
+		var grants []time.Time
+		var wg sync.WaitGroup
+		for range 300 {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				g := lim.Take()
+				mu.Lock()
+				grants = append(grants, g)
+				mu.Unlock()
+			}()
+		}
+		time.Sleep(time.Second) // ~10 granted at 10 req/s
+		synctest.Wait()
+		lim.Start() // the controller now sees a saturated, blind limiter...
+		lim.Stop()
+		// ...so drive the rate through the manual path: healthy samples and a tick.
+		for range 20 {
+			lim.Observe(time.Millisecond)
+		}
+		lim.Start()
+		time.Sleep(tick)
+		lim.Stop()
+		rate := lim.Rate()
+		mu.Lock()
+		before := len(grants)
+		mu.Unlock()
+		time.Sleep(time.Second)
+		mu.Lock()
+		after := len(grants)
+		mu.Unlock()
+		t.Logf("rate %.0f req/s; %d granted before the change, %d in the second after", rate, before, after-before)
+		if rate != 20 {
+			t.Fatalf("rate %.1f; want the slow-start doubling to 20", rate)
+		}
+		if n := after - before; n < 19 || n > 21 {
+			t.Errorf("%d slots in the second after the change; want ~20 (the waiters must speed up at once)", n)
+		}
+		lim.Start()
+		defer lim.Stop()
+		wg.Wait()
+	})
+}
+
+// Do feeds the controller the dependency's round trip, never the time spent
+// waiting in the bucket: fifty callers at 5 req/s wait seconds, but every
+// sample reads 10 ms.
+func TestDoMeasuresRoundTripNotWait(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		lim := agilelimiter.New(agilelimiter.Config{MinRate: 5, MaxRate: 5, InitialRate: 5, TickInterval: time.Second})
+		lim.Start()
+		defer lim.Stop()
+		dep := &dependency{base: 10 * time.Millisecond}
+		stop := make(chan struct{})
+		wait := workers(50, stop, func() { _ = lim.Do(dep.call) })
+		time.Sleep(5*time.Second + time.Second/2)
+		st := lim.Stats()
+		t.Logf("p50 %v p99 %v, wait p99 %v, waiting %d", st.P50, st.P99, st.WaitP99, st.Waiting)
+		if st.P99 < 9*time.Millisecond || st.P99 > 11*time.Millisecond {
+			t.Errorf("p99 %v; want the 10ms round trip", st.P99)
+		}
+		if st.WaitP99 < 3*time.Second {
+			t.Errorf("wait p99 %v; the test wanted callers waiting seconds", st.WaitP99)
+		}
+		close(stop)
+		wait()
+	})
+}
+
+// Several instances of the same configuration share one dependency with no
+// shared view. The additive probe makes them converge to equal shares (AIMD)
+// whose sum stays near the dependency's capacity.
+func TestFairShares(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		const capacity = 300.0
+		dep := &dependency{base: 20 * time.Millisecond, capacity: capacity}
+		stop := make(chan struct{})
+		var lims []*agilelimiter.Limiter
+		var waits []func()
+		for i := range 3 {
+			lim := agilelimiter.New(agilelimiter.Config{MaxRate: 1000, InitialRate: 25 + 100*float64(i)})
+			lim.Start()
+			defer lim.Stop()
+			lims = append(lims, lim)
+			waits = append(waits, workers(64, stop, func() { _ = lim.Do(dep.call) }))
+			time.Sleep(7 * time.Second) // staggered starts: each later one meets a full dependency
+		}
+		time.Sleep(60 * time.Second)
+		before := make([]uint64, 3)
+		for i, l := range lims {
+			before[i] = l.Stats().Admitted
+		}
+		const window = 30 * time.Second
+		time.Sleep(window)
+		rates := make([]float64, 3)
+		sum := 0.0
+		for i, l := range lims {
+			rates[i] = float64(l.Stats().Admitted-before[i]) / window.Seconds()
+			sum += rates[i]
+		}
+		j := jain(rates...)
+		t.Logf("rates over the last %v: %.1f %.1f %.1f req/s (sum %.1f, capacity %.0f), Jain %.3f", window, rates[0], rates[1], rates[2], sum, capacity, j)
+		if j < 0.95 {
+			t.Errorf("Jain fairness %.3f; want ≥ 0.95", j)
+		}
+		if sum < 0.7*capacity || sum > 1.05*capacity {
+			t.Errorf("sum %.1f req/s; want near the capacity %.0f", sum, capacity)
+		}
+		close(stop)
+		for _, l := range lims {
+			l.Stop()
+		}
+		for _, w := range waits {
+			w()
+		}
+	})
+}
+
+// Start and Stop are idempotent, a stopped limiter can start again, and Stop
+// leaves no goroutine behind: synctest fails the test if one is still blocked
+// when the bubble ends.
+func TestStartStop(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		lim := agilelimiter.New(agilelimiter.Config{MaxRate: 100})
+		lim.Start()
+		lim.Start()
+		time.Sleep(3*tick + tick/2)
+		if n := lim.Stats().Ticks; n != 3 {
+			t.Errorf("%d ticks in 3.5 tick intervals with Start called twice; want 3", n)
+		}
+		lim.Stop()
+		lim.Stop()
+		time.Sleep(5 * tick)
+		if n := lim.Stats().Ticks; n != 3 {
+			t.Errorf("ticks went on after Stop: %d", n)
+		}
+		lim.Start()
+		time.Sleep(tick + tick/2)
+		lim.Stop()
+		if n := lim.Stats().Ticks; n != 4 {
+			t.Errorf("%d ticks after a restart; want 4", n)
+		}
+
+		c := agilelimiter.NewConcurrency(agilelimiter.ConcurrencyConfig{MaxLimit: 10})
+		c.Start()
+		c.Start()
+		c.Stop()
+		c.Stop()
+	})
+}
+
+// A tick with no samples changes nothing and says so.
+func TestBlindTick(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		lim := agilelimiter.New(agilelimiter.Config{MaxRate: 100, InitialRate: 40})
+		lim.Start()
+		defer lim.Stop()
+		for range 40 {
+			lim.Take() // demand, but nothing observed
+		}
+		time.Sleep(5 * tick)
+		st := lim.Stats()
+		if st.Samples != 0 || st.Decision != "blind" || lim.Rate() != 40 {
+			t.Errorf("blind ticks: samples %d, decision %q, rate %.1f; want 0, blind, 40", st.Samples, st.Decision, lim.Rate())
+		}
+	})
+}
+
+// DoContext drops a call its caller cancelled (a truncated measurement) but
+// observes one whose deadline expired (a timeout is evidence).
+func TestDoContextCancelAndDeadline(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		lim := agilelimiter.New(agilelimiter.Config{MaxRate: 1000, TickInterval: time.Second})
+		lim.Start()
+		defer lim.Stop()
+		slow := func(ctx context.Context) error {
+			select {
+			case <-ctx.Done():
+				return ctx.Err()
+			case <-time.After(time.Minute):
+				return nil
+			}
+		}
+		ctx, cancel := context.WithCancel(context.Background())
+		time.AfterFunc(300*time.Millisecond, cancel)
+		if err := lim.DoContext(ctx, slow); !errors.Is(err, context.Canceled) {
+			t.Fatalf("err %v", err)
+		}
+		ctx2, cancel2 := context.WithTimeout(context.Background(), 400*time.Millisecond)
+		defer cancel2()
+		if err := lim.DoContext(ctx2, slow); !errors.Is(err, context.DeadlineExceeded) {
+			t.Fatalf("err %v", err)
+		}
+		time.Sleep(time.Second - 700*time.Millisecond + time.Millisecond)
+		st := lim.Stats()
+		if st.Samples != 1 || st.P50 < 390*time.Millisecond || st.P50 > 410*time.Millisecond {
+			t.Errorf("samples %d p50 %v; want only the 400ms timeout observed", st.Samples, st.P50)
+		}
+	})
+}
+
+func TestGenericDo(t *testing.T) {
+	lim := agilelimiter.New(agilelimiter.Config{MaxRate: 1000})
+	v, err := agilelimiter.Do(lim, func() (int, error) { return 42, nil })
+	if v != 42 || err != nil {
+		t.Errorf("Do = %d, %v", v, err)
+	}
+	boom := errors.New("boom")
+	if _, err := agilelimiter.Do(lim, func() (string, error) { return "", boom }); err != boom {
+		t.Errorf("err %v; want fn's own error", err)
+	}
+	if got := lim.Stats().Admitted; got != 2 {
+		t.Errorf("admitted %d; want 2", got)
+	}
+}

@@ -1,0 +1,85 @@
+package agilelimiter_test
+
+import (
+	"errors"
+	"sync"
+	"syscall"
+	"time"
+)
+
+// dependency is a simulated downstream on virtual time: a FIFO single-server
+// queue that serves capacity requests per second, plus a base latency that
+// consumes no capacity. A request's round trip is its wait in the queue, its
+// service time and the base latency, so pushing more than capacity builds a
+// queue and the latency the controller sees rises, as in a real dependency.
+type dependency struct {
+	mu       sync.Mutex
+	capacity float64       // requests per second; 0 means unlimited
+	base     time.Duration // latency that costs no capacity
+	refuse   bool          // refuse every call at once, as a closed port
+	free     time.Time     // when the server is next free
+	served   int
+}
+
+var errRefused = errors.Join(errors.New("dial tcp 127.0.0.1:1: connect: connection refused"), syscall.ECONNREFUSED)
+
+// call blocks for the call's round trip and returns its error.
+func (d *dependency) call() error {
+	d.mu.Lock()
+	if d.refuse {
+		d.mu.Unlock()
+		return errRefused
+	}
+	now := time.Now()
+	rt := d.base
+	if d.capacity > 0 {
+		start := now
+		if d.free.After(now) {
+			start = d.free
+		}
+		d.free = start.Add(time.Duration(float64(time.Second) / d.capacity))
+		rt += d.free.Sub(now)
+	}
+	d.served++
+	d.mu.Unlock()
+	time.Sleep(rt)
+	return nil
+}
+
+func (d *dependency) set(f func(d *dependency)) {
+	d.mu.Lock()
+	f(d)
+	d.mu.Unlock()
+}
+
+// workers runs n closed-loop callers of call until stop is closed, and
+// returns a function that waits for them.
+func workers(n int, stop <-chan struct{}, call func()) (wait func()) {
+	var wg sync.WaitGroup
+	for range n {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for {
+				select {
+				case <-stop:
+					return
+				default:
+				}
+				call()
+			}
+		}()
+	}
+	return wg.Wait
+}
+
+// jain is Jain's fairness index of xs: 1 when all are equal, 1/n when one
+// takes everything.
+func jain(xs ...float64) float64 {
+	var sum, sq float64
+	for _, x := range xs {
+		sum += x
+		sq += x * x
+	}
+	return sum * sum / (float64(len(xs)) * sq)
+}
