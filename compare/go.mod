@@ -1,10 +1,16 @@
 module github.com/agilelimiter/agilelimiter/compare
 
-go 1.26
+go 1.26.0
 
 require (
 	github.com/agilelimiter/agilelimiter/core v0.0.0
-	github.com/agilelimiter/agilelimiter/nethttp v0.0.0
+	go.uber.org/ratelimit v0.3.1
+	golang.org/x/time v0.16.0
+)
+
+require (
+	github.com/benbjohnson/clock v1.3.0 // indirect
+	github.com/stretchr/testify v1.11.1 // indirect
 )
 
 replace (

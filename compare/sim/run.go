@@ -1,0 +1,163 @@
+package sim
+
+import (
+	"context"
+	"slices"
+	"sync"
+	"time"
+
+	agilelimiter "github.com/agilelimiter/agilelimiter/core"
+)
+
+// Result is what one arm achieved in one scenario.
+type Result struct {
+	Scenario, Arm string
+	// Sent is the number of calls made.
+	Sent int
+	// Goodput is responses answered inside the SLO, per second of run.
+	Goodput float64
+	// Inside is the share of calls sent that were answered inside the SLO.
+	// Refusals and timeouts count as outside.
+	Inside float64
+	// Mean and P99 are over the calls that reached the dependency (answered or
+	// timed out at Timeout); refusals, which take no time, are left out.
+	Mean, P99 time.Duration
+	// Wasted is the share of the dependency's work spent on requests whose
+	// client had already given up.
+	Wasted float64
+	// Series is the run sampled every SeriesStep.
+	Series []Point
+}
+
+// SeriesStep is the spacing of Result.Series.
+const SeriesStep = 250 * time.Millisecond
+
+// Point is one sample of a run's time series.
+type Point struct {
+	T time.Duration
+	// Rate is the arm's pace at T; Capacity the dependency's.
+	Rate, Capacity float64
+	// P99 is the p99 of calls sent during the step (0 when none reached the
+	// dependency).
+	P99 time.Duration
+	// Goodput is the responses inside the SLO per second among calls sent
+	// during the step.
+	Goodput float64
+}
+
+type call struct {
+	at     time.Duration
+	status Status
+	d      time.Duration
+}
+
+// Run drives arm through sc and returns what it achieved. It must be called
+// inside a synctest bubble: it runs sc.Duration of virtual time, and leaves no
+// goroutine behind.
+func Run(sc Scenario, arm Arm) Result {
+	dep := NewDependency(&sc)
+	gate := arm.New(&sc, dep)
+	// The run ends by cancellation rather than a deadline: a deadline would make
+	// the project's TakeContext refuse the tail of its queue early, which other
+	// arms cannot do, and count those refusals as demand.
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+
+	var (
+		mu    sync.Mutex
+		calls []call
+		wg    sync.WaitGroup
+	)
+	for range sc.Workers {
+		wg.Go(func() {
+			var mine []call
+			for gate.Wait(ctx) == nil {
+				at := time.Since(dep.start)
+				st, d := dep.Call()
+				mine = append(mine, call{at, st, d})
+				o := agilelimiter.Reached // a timeout is evidence: at least that slow
+				if st == Refused {
+					o = agilelimiter.Unreachable
+				}
+				gate.Done(o, d)
+			}
+			mu.Lock()
+			calls = append(calls, mine...)
+			mu.Unlock()
+		})
+	}
+
+	var series []Point
+	steps := int(sc.Duration / SeriesStep)
+	for i := range steps {
+		t := time.Duration(i) * SeriesStep
+		time.Sleep(time.Until(dep.start.Add(t)))
+		series = append(series, Point{T: t, Rate: gate.Rate(), Capacity: capacityAt(&sc, t)})
+	}
+	time.Sleep(time.Until(dep.start.Add(sc.Duration)))
+	cancel()
+	wg.Wait()
+	gate.Stop()
+
+	busy, wasted := dep.Work()
+	r := summarize(&sc, calls, series)
+	r.Arm = arm.Name
+	if busy > 0 {
+		r.Wasted = float64(wasted) / float64(busy)
+	}
+	return r
+}
+
+func capacityAt(sc *Scenario, t time.Duration) float64 {
+	if sc.Refuse != nil && sc.Refuse(t) {
+		return 0
+	}
+	return sc.Capacity(t)
+}
+
+func summarize(sc *Scenario, calls []call, series []Point) Result {
+	r := Result{Scenario: sc.Name, Sent: len(calls), Series: series}
+	var (
+		good   int
+		sum    time.Duration
+		reach  []time.Duration
+		bucket = make([][]time.Duration, len(series))
+		goodAt = make([]int, len(series))
+	)
+	for _, c := range calls {
+		i := min(int(c.at/SeriesStep), len(series)-1)
+		if c.status == Answered && c.d <= sc.SLO {
+			good++
+			goodAt[i]++
+		}
+		if c.status != Refused {
+			sum += c.d
+			reach = append(reach, c.d)
+			bucket[i] = append(bucket[i], c.d)
+		}
+	}
+	r.Goodput = float64(good) / sc.Duration.Seconds()
+	if len(calls) > 0 {
+		r.Inside = float64(good) / float64(len(calls))
+	}
+	if len(reach) > 0 {
+		r.Mean = sum / time.Duration(len(reach))
+		r.P99 = quantile(reach, 0.99)
+	}
+	for i := range series {
+		series[i].P99 = quantile(bucket[i], 0.99)
+		series[i].Goodput = float64(goodAt[i]) / SeriesStep.Seconds()
+	}
+	return r
+}
+
+// quantile returns the q-quantile of ds (nearest rank), sorting ds; 0 for
+// none.
+func quantile(ds []time.Duration, q float64) time.Duration {
+	if len(ds) == 0 {
+		return 0
+	}
+	slices.Sort(ds)
+	i := int(q*float64(len(ds))+0.999999) - 1
+	return ds[min(max(i, 0), len(ds)-1)]
+}
