@@ -54,9 +54,23 @@ type call struct {
 // Run drives arm through sc and returns what it achieved. It must be called
 // inside a synctest bubble: it runs sc.Duration of virtual time, and leaves no
 // goroutine behind.
-func Run(sc Scenario, arm Arm) Result {
+func Run(sc Scenario, arm Arm) Result { return RunWatch(sc, arm, 0, nil) }
+
+// RunWatch is Run that also calls watch with the gate every interval of the
+// run (from the first interval on), for tests that follow a limiter tick by
+// tick. watch runs on its own goroutine and must not block.
+func RunWatch(sc Scenario, arm Arm, every time.Duration, watch func(t time.Duration, g Gate)) Result {
 	dep := NewDependency(&sc)
 	gate := arm.New(&sc, dep)
+	var wg sync.WaitGroup
+	if watch != nil && every > 0 {
+		wg.Go(func() {
+			for t := every; t < sc.Duration; t += every {
+				time.Sleep(time.Until(dep.start.Add(t)))
+				watch(t, gate)
+			}
+		})
+	}
 	// The run ends by cancellation rather than a deadline: a deadline would make
 	// the project's TakeContext refuse the tail of its queue early, which other
 	// arms cannot do, and count those refusals as demand.
@@ -66,7 +80,6 @@ func Run(sc Scenario, arm Arm) Result {
 	var (
 		mu    sync.Mutex
 		calls []call
-		wg    sync.WaitGroup
 	)
 	for range sc.Workers {
 		wg.Go(func() {
