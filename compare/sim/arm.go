@@ -113,7 +113,7 @@ func XRate(perSecond float64) Arm {
 
 type xrateGate struct{ l *rate.Limiter }
 
-func (g xrateGate) Wait(ctx context.Context) error          { return g.l.Wait(ctx) }
+func (g xrateGate) Wait(ctx context.Context) error           { return g.l.Wait(ctx) }
 func (g xrateGate) Done(agilelimiter.Outcome, time.Duration) {}
 func (g xrateGate) Rate() float64                            { return float64(g.l.Limit()) }
 func (g xrateGate) Stop()                                    {}

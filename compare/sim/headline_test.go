@@ -5,8 +5,8 @@ import (
 	"testing/synctest"
 	"time"
 
-	agilelimiter "github.com/agilelimiter/agilelimiter/core"
 	"github.com/agilelimiter/agilelimiter/compare/sim"
+	agilelimiter "github.com/agilelimiter/agilelimiter/core"
 )
 
 // The figures of SPEC §7, reproduced on the simulator. Each test prints the
@@ -122,7 +122,9 @@ func naive(a sim.Arm) sim.Arm {
 
 type naiveGate struct{ sim.Gate }
 
-func (g naiveGate) Done(_ agilelimiter.Outcome, d time.Duration) { g.Gate.Done(agilelimiter.Reached, d) }
+func (g naiveGate) Done(_ agilelimiter.Outcome, d time.Duration) {
+	g.Gate.Done(agilelimiter.Reached, d)
+}
 
 // Seed: a limiter starting at 50 req/s against a port that refuses every call
 // climbed to 335 req/s in ten seconds; with Unreachable it sits at MinRate.
