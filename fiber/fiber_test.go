@@ -1,0 +1,567 @@
+package agilefiber_test
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"testing/synctest"
+	"time"
+
+	agilelimiter "github.com/agilelimiter/agilelimiter/core"
+	agilefiber "github.com/agilelimiter/agilelimiter/fiber"
+	"github.com/gofiber/fiber/v2"
+	fiberrecover "github.com/gofiber/fiber/v2/middleware/recover"
+)
+
+// TestMain serves one response outside any bubble first. fasthttp starts a
+// process-wide goroutine that refreshes the Date header every second the
+// first time it writes a response; started inside a synctest bubble it would
+// belong to the bubble and never exit.
+func TestMain(m *testing.M) {
+	app := fiber.New()
+	app.Get("/", func(c *fiber.Ctx) error { return c.SendStatus(fiber.StatusNoContent) })
+	if _, err := app.Test(httptest.NewRequest(http.MethodGet, "/", nil), -1); err != nil {
+		fmt.Fprintln(os.Stderr, "warming fasthttp:", err)
+		os.Exit(1)
+	}
+	os.Exit(m.Run())
+}
+
+// response is what a client received, body read.
+type response struct {
+	status      int
+	body        string
+	contentType string
+	retryAfter  string
+}
+
+// get sends one request through app over fiber's in-memory connection.
+func get(t testing.TB, app *fiber.App, path string) response {
+	t.Helper()
+	resp, err := app.Test(httptest.NewRequest(http.MethodGet, path, nil), -1)
+	if err != nil {
+		t.Fatalf("GET %s: %v", path, err)
+	}
+	defer resp.Body.Close()
+	body, err := io.ReadAll(resp.Body)
+	if err != nil {
+		t.Fatalf("GET %s: reading body: %v", path, err)
+	}
+	return response{resp.StatusCode, string(body), resp.Header.Get("Content-Type"), resp.Header.Get("Retry-After")}
+}
+
+// exchanges collects what the verdict was shown, copying every string: the
+// Exchange is valid only during the call.
+type exchanges struct {
+	mu   sync.Mutex
+	seen []agilelimiter.Exchange
+}
+
+func (x *exchanges) verdict(e agilelimiter.Exchange) agilelimiter.Outcome {
+	e.Method, e.Route = strings.Clone(e.Method), strings.Clone(e.Route)
+	e.Header = nil
+	x.mu.Lock()
+	x.seen = append(x.seen, e)
+	x.mu.Unlock()
+	return agilelimiter.DefaultServerVerdict(e)
+}
+
+func (x *exchanges) all() []agilelimiter.Exchange {
+	x.mu.Lock()
+	defer x.mu.Unlock()
+	return slices.Clone(x.seen)
+}
+
+// only returns the one exchange seen, failing the test if there was not
+// exactly one.
+func (x *exchanges) only(t *testing.T) agilelimiter.Exchange {
+	t.Helper()
+	all := x.all()
+	if len(all) != 1 {
+		t.Fatalf("verdict ran %d times, want 1: %+v", len(all), all)
+	}
+	return all[0]
+}
+
+func fixed(n int) *agilelimiter.ConcurrencyLimiter {
+	return agilelimiter.NewConcurrency(agilelimiter.ConcurrencyConfig{MinLimit: n, MaxLimit: n, InitialLimit: n})
+}
+
+func TestRefusesAtTheLimit(t *testing.T) {
+	for _, tc := range []struct {
+		name  string
+		opts  []agilefiber.Option
+		retry time.Duration
+	}{
+		{"default Retry-After", nil, agilelimiter.DefaultRetryAfter},
+		{"WithRetryAfter", []agilefiber.Option{agilefiber.WithRetryAfter(2500 * time.Millisecond)}, 2500 * time.Millisecond},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				lim := fixed(1)
+				var x exchanges
+				var ran atomic.Int32
+				unblock := make(chan struct{})
+				app := fiber.New()
+				app.Use(agilefiber.Limit(lim, append(tc.opts, agilefiber.WithVerdict(x.verdict))...))
+				app.Get("/", func(c *fiber.Ctx) error {
+					ran.Add(1)
+					<-unblock
+					return c.SendString("done")
+				})
+
+				first := make(chan response)
+				go func() { first <- get(t, app, "/") }()
+				synctest.Wait() // the first request holds the only slot
+
+				got := get(t, app, "/")
+				want := agilelimiter.NewRefusal(tc.retry)
+				if got.status != agilelimiter.RefusalStatus || got.retryAfter != want.RetryAfter || got.body != want.Body ||
+					got.contentType != fiber.MIMETextPlainCharsetUTF8 {
+					t.Errorf("refusal = %+v, want 429, Retry-After %q, body %q, text/plain", got, want.RetryAfter, want.Body)
+				}
+				if n := ran.Load(); n != 1 {
+					t.Errorf("handler ran %d times, want 1: a refused request must not run it", n)
+				}
+				if st := lim.Stats(); st.RejectedOverload != 1 {
+					t.Errorf("RejectedOverload = %d, want 1", st.RejectedOverload)
+				}
+
+				close(unblock)
+				if r := <-first; r.status != http.StatusOK || r.body != "done" {
+					t.Errorf("admitted request = %+v, want 200 done", r)
+				}
+				if n := len(x.all()); n != 1 {
+					t.Errorf("verdict ran %d times, want 1: a refusal is not observed", n)
+				}
+				if n := lim.InFlight(); n != 0 {
+					t.Errorf("InFlight = %d after the requests, want 0", n)
+				}
+			})
+		})
+	}
+}
+
+func TestWithRejection(t *testing.T) {
+	lim := fixed(1)
+	if !lim.TryTake() { // full
+		t.Fatal("TryTake on an empty limiter")
+	}
+	defer lim.Release()
+	var ran, verdicts atomic.Int32
+	app := fiber.New()
+	app.Use(agilefiber.Limit(lim,
+		agilefiber.WithRejection(func(c *fiber.Ctx) error { return c.Status(fiber.StatusServiceUnavailable).SendString("busy") }),
+		agilefiber.WithVerdict(func(agilelimiter.Exchange) agilelimiter.Outcome { verdicts.Add(1); return agilelimiter.Reached })))
+	app.Get("/", func(c *fiber.Ctx) error { ran.Add(1); return nil })
+
+	if got := get(t, app, "/"); got.status != fiber.StatusServiceUnavailable || got.body != "busy" || got.retryAfter != "" {
+		t.Errorf("custom refusal = %+v, want 503 busy without Retry-After", got)
+	}
+	if ran.Load() != 0 || verdicts.Load() != 0 {
+		t.Errorf("handler ran %d times, verdict %d times; want 0 and 0", ran.Load(), verdicts.Load())
+	}
+}
+
+func TestWithNextBypasses(t *testing.T) {
+	lim := fixed(1)
+	if !lim.TryTake() { // full
+		t.Fatal("TryTake on an empty limiter")
+	}
+	var x exchanges
+	app := fiber.New()
+	app.Use(agilefiber.Limit(lim, agilefiber.WithVerdict(x.verdict),
+		agilefiber.WithNext(func(c *fiber.Ctx) bool { return c.Path() == "/healthz" })))
+	app.Get("/healthz", func(c *fiber.Ctx) error { return c.SendString("ok") })
+	app.Get("/work", func(c *fiber.Ctx) error { return c.SendString("worked") })
+
+	if got := get(t, app, "/healthz"); got.status != http.StatusOK || got.body != "ok" {
+		t.Errorf("skipped route while full = %+v, want 200 ok", got)
+	}
+	if got := get(t, app, "/work"); got.status != agilelimiter.RefusalStatus {
+		t.Errorf("limited route while full = %+v, want 429", got)
+	}
+	lim.Release()
+	before := lim.Stats().Admitted
+	if got := get(t, app, "/healthz"); got.status != http.StatusOK {
+		t.Errorf("skipped route = %+v, want 200", got)
+	}
+	if n := lim.Stats().Admitted - before; n != 0 {
+		t.Errorf("a skipped request took %d slots, want 0", n)
+	}
+	if n := len(x.all()); n != 0 {
+		t.Errorf("verdict ran %d times, want 0: skipped requests are not observed", n)
+	}
+}
+
+// TestStatusTheClientReceives compares each response with the adapter to the
+// same app without it: the client must see exactly what fiber would have
+// sent, and the verdict must see that status, the error and the route.
+func TestStatusTheClientReceives(t *testing.T) {
+	errPlain := errors.New("database on fire")
+	for _, tc := range []struct {
+		name       string
+		handler    fiber.Handler
+		errHandler fiber.ErrorHandler // nil: fiber's default
+		path       string
+		route      string
+		status     int
+		wantErr    bool
+		outcome    agilelimiter.Outcome
+	}{
+		{name: "200", handler: func(c *fiber.Ctx) error { return c.SendString("hi") },
+			path: "/users/7", route: "/users/:id", status: 200, outcome: agilelimiter.Reached},
+		{name: "handler sets 201", handler: func(c *fiber.Ctx) error { return c.Status(201).SendString("made") },
+			path: "/users/7", route: "/users/:id", status: 201, outcome: agilelimiter.Reached},
+		{name: "plain error is fiber's 500", handler: func(*fiber.Ctx) error { return errPlain },
+			path: "/users/7", route: "/users/:id", status: 500, wantErr: true, outcome: agilelimiter.Reached},
+		{name: "fiber.NewError 503", handler: func(*fiber.Ctx) error { return fiber.NewError(503, "pool empty") },
+			path: "/users/7", route: "/users/:id", status: 503, wantErr: true, outcome: agilelimiter.Unreachable},
+		{name: "wrapped *fiber.Error 503", handler: func(*fiber.Ctx) error { return fmt.Errorf("lookup: %w", fiber.ErrServiceUnavailable) },
+			path: "/users/7", route: "/users/:id", status: 503, wantErr: true, outcome: agilelimiter.Unreachable},
+		{name: "ErrNotFound", handler: func(*fiber.Ctx) error { return fiber.ErrNotFound },
+			path: "/users/7", route: "/users/:id", status: 404, wantErr: true, outcome: agilelimiter.Aborted},
+		{name: "custom error handler", handler: func(*fiber.Ctx) error { return errPlain },
+			errHandler: func(c *fiber.Ctx, err error) error {
+				c.Set("X-Handled", "yes")
+				return c.Status(fiber.StatusTeapot).JSON(fiber.Map{"error": err.Error()})
+			},
+			path: "/users/7", route: "/users/:id", status: 418, wantErr: true, outcome: agilelimiter.Aborted},
+		{name: "failing error handler is a bare 500", handler: func(*fiber.Ctx) error { return fiber.ErrServiceUnavailable },
+			errHandler: func(*fiber.Ctx, error) error { return errors.New("cannot render") },
+			path: "/users/7", route: "/users/:id", status: 500, wantErr: true, outcome: agilelimiter.Reached},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			build := func(limited bool, x *exchanges, errHandlerRuns *atomic.Int32) *fiber.App {
+				cfg := fiber.Config{}
+				if tc.errHandler != nil {
+					cfg.ErrorHandler = func(c *fiber.Ctx, err error) error { errHandlerRuns.Add(1); return tc.errHandler(c, err) }
+				}
+				app := fiber.New(cfg)
+				if limited {
+					app.Use(agilefiber.Limit(fixed(4), agilefiber.WithVerdict(x.verdict)))
+				}
+				app.Get("/users/:id", tc.handler)
+				return app
+			}
+			var x exchanges
+			var bareRuns, limitedRuns atomic.Int32
+			want := get(t, build(false, nil, &bareRuns), tc.path)
+			got := get(t, build(true, &x, &limitedRuns), tc.path)
+			if got != want {
+				t.Errorf("with the adapter the client got %+v, without it %+v", got, want)
+			}
+			if got.status != tc.status {
+				t.Errorf("status = %d, want %d", got.status, tc.status)
+			}
+			if limitedRuns.Load() != bareRuns.Load() {
+				t.Errorf("error handler ran %d times with the adapter, %d without", limitedRuns.Load(), bareRuns.Load())
+			}
+			e := x.only(t)
+			if e.Status != tc.status || e.Method != http.MethodGet || e.Route != tc.route || e.Panicked || (e.Err != nil) != tc.wantErr {
+				t.Errorf("verdict saw %+v, want status %d, GET %s, error %v", e, tc.status, tc.route, tc.wantErr)
+			}
+			if o := agilelimiter.DefaultServerVerdict(e); o != tc.outcome {
+				t.Errorf("outcome = %v, want %v", o, tc.outcome)
+			}
+		})
+	}
+}
+
+// TestMountedErrorHandler: an error under a mounted sub-app is rendered by the
+// sub-app's ErrorHandler, whether the adapter sits in the parent or the sub-app.
+func TestMountedErrorHandler(t *testing.T) {
+	for _, inSub := range []bool{false, true} {
+		t.Run("adapter in sub-app "+strconv.FormatBool(inSub), func(t *testing.T) {
+			var x exchanges
+			var subRuns, rootRuns atomic.Int32
+			root := fiber.New(fiber.Config{ErrorHandler: func(c *fiber.Ctx, err error) error {
+				rootRuns.Add(1)
+				return c.Status(fiber.StatusBadGateway).SendString("root")
+			}})
+			sub := fiber.New(fiber.Config{ErrorHandler: func(c *fiber.Ctx, err error) error {
+				subRuns.Add(1)
+				return c.Status(fiber.StatusServiceUnavailable).SendString("sub: " + err.Error())
+			}})
+			mw := agilefiber.Limit(fixed(4), agilefiber.WithVerdict(x.verdict))
+			if inSub {
+				sub.Use(mw)
+			} else {
+				root.Use(mw)
+			}
+			sub.Get("/orders/:id", func(*fiber.Ctx) error { return errors.New("no stock") })
+			root.Mount("/api", sub)
+
+			got := get(t, root, "/api/orders/1")
+			if got.status != fiber.StatusServiceUnavailable || got.body != "sub: no stock" {
+				t.Errorf("client got %+v, want the sub-app's 503", got)
+			}
+			if subRuns.Load() != 1 || rootRuns.Load() != 0 {
+				t.Errorf("sub-app error handler ran %d times, root's %d; want 1 and 0", subRuns.Load(), rootRuns.Load())
+			}
+			if e := x.only(t); e.Status != fiber.StatusServiceUnavailable || e.Route != "/api/orders/:id" {
+				t.Errorf("verdict saw status %d route %q, want 503 /api/orders/:id", e.Status, e.Route)
+			}
+		})
+	}
+}
+
+// TestDurationEndsWhenNextReturns: a slow error page is not the handler's time.
+func TestDurationEndsWhenNextReturns(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		var x exchanges
+		app := fiber.New(fiber.Config{ErrorHandler: func(c *fiber.Ctx, err error) error {
+			time.Sleep(time.Second)
+			return fiber.DefaultErrorHandler(c, err)
+		}})
+		app.Use(agilefiber.Limit(fixed(1), agilefiber.WithVerdict(x.verdict)))
+		app.Get("/", func(*fiber.Ctx) error {
+			time.Sleep(30 * time.Millisecond)
+			return fiber.ErrServiceUnavailable
+		})
+		if got := get(t, app, "/"); got.status != fiber.StatusServiceUnavailable {
+			t.Fatalf("status = %d, want 503", got.status)
+		}
+		if e := x.only(t); e.Duration != 30*time.Millisecond {
+			t.Errorf("Duration = %v, want 30ms (the handler, not the error page)", e.Duration)
+		}
+	})
+}
+
+// panicValue is compared by identity: the panic must go on with this value.
+var panicValue = &struct{ msg string }{"handler exploded"}
+
+func TestPanicRecoverOutside(t *testing.T) {
+	lim := fixed(1)
+	var x exchanges
+	var recovered atomic.Value
+	app := fiber.New()
+	app.Use(fiberrecover.New(fiberrecover.Config{EnableStackTrace: true,
+		StackTraceHandler: func(_ *fiber.Ctx, e any) { recovered.Store(e) }}))
+	app.Use(agilefiber.Limit(lim, agilefiber.WithVerdict(x.verdict)))
+	app.Get("/boom", func(*fiber.Ctx) error { panic(panicValue) })
+	app.Get("/ok", func(c *fiber.Ctx) error { return c.SendString("ok") })
+
+	if got := get(t, app, "/boom"); got.status != fiber.StatusInternalServerError {
+		t.Errorf("client got %+v, want 500", got)
+	}
+	if r := recovered.Load(); r != panicValue {
+		t.Errorf("outer recover got %v, want the handler's own panic value", r)
+	}
+	if n := lim.InFlight(); n != 0 {
+		t.Errorf("InFlight = %d after a panic, want 0", n)
+	}
+	if e := x.only(t); e.Status != fiber.StatusInternalServerError || !e.Panicked || e.Route != "/boom" {
+		t.Errorf("verdict saw %+v, want status 500, Panicked, route /boom", e)
+	}
+	if got := get(t, app, "/ok"); got.status != http.StatusOK {
+		t.Errorf("after the panic the only slot is still held: got %+v", got)
+	}
+}
+
+func TestPanicRecoverInside(t *testing.T) {
+	lim := fixed(1)
+	var x exchanges
+	app := fiber.New()
+	app.Use(agilefiber.Limit(lim, agilefiber.WithVerdict(x.verdict)))
+	app.Use(fiberrecover.New())
+	app.Get("/boom", func(*fiber.Ctx) error { panic("exploded") })
+	app.Get("/ok", func(c *fiber.Ctx) error { return c.SendString("ok") })
+
+	if got := get(t, app, "/boom"); got.status != fiber.StatusInternalServerError || got.body != "exploded" {
+		t.Errorf("client got %+v, want fiber's 500 with the panic message", got)
+	}
+	if n := lim.InFlight(); n != 0 {
+		t.Errorf("InFlight = %d after a panic, want 0", n)
+	}
+	if e := x.only(t); e.Status != fiber.StatusInternalServerError || e.Err == nil || e.Err.Error() != "exploded" {
+		t.Errorf("verdict saw %+v, want status 500 and recover's error", e)
+	}
+	if got := get(t, app, "/ok"); got.status != http.StatusOK {
+		t.Errorf("after the panic the only slot is still held: got %+v", got)
+	}
+}
+
+// load runs clients against app for d of (virtual) time; a refused client
+// waits a millisecond before it tries again, as a real one would.
+func load(t *testing.T, app *fiber.App, clients int, path string, d time.Duration) {
+	var wg sync.WaitGroup
+	end := time.Now().Add(d)
+	for range clients {
+		wg.Go(func() {
+			for time.Now().Before(end) {
+				if get(t, app, path).status == agilelimiter.RefusalStatus {
+					time.Sleep(time.Millisecond)
+				}
+			}
+		})
+	}
+	wg.Wait()
+}
+
+// TestNotFoundFloodDoesNotRaiseTheLimit drives the same saturating load
+// through the same slow middleware; the only difference is whether a route
+// matches. 200s raise the limit; the router's 404s say nothing.
+func TestNotFoundFloodDoesNotRaiseTheLimit(t *testing.T) {
+	run := func(path string) (limit, initial, status int) {
+		synctest.Test(t, func(t *testing.T) {
+			lim := agilelimiter.NewConcurrency(agilelimiter.ConcurrencyConfig{MaxLimit: 64, InitialLimit: 2})
+			lim.Start()
+			defer lim.Stop()
+			initial = lim.Limit()
+			app := fiber.New()
+			app.Use(agilefiber.Limit(lim))
+			app.Use(func(c *fiber.Ctx) error { time.Sleep(5 * time.Millisecond); return c.Next() }) // auth, say
+			app.Get("/found", func(c *fiber.Ctx) error { return c.SendString("here") })
+			status = get(t, app, path).status
+			load(t, app, 8, path, time.Second)
+			limit = lim.Limit()
+		})
+		return limit, initial, status
+	}
+	if l, initial, st := run("/missing"); st != http.StatusNotFound || l != initial {
+		t.Errorf("404 flood: status %d, limit %d -> %d; want 404 and an unchanged limit", st, initial, l)
+	}
+	if l, initial, st := run("/found"); st != http.StatusOK || l <= initial {
+		t.Errorf("200 load: status %d, limit %d -> %d; want 200 and a higher limit", st, initial, l)
+	}
+}
+
+func TestServiceUnavailableDrivesLimitToMin(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		lim := agilelimiter.NewConcurrency(agilelimiter.ConcurrencyConfig{
+			MinLimit: 2, MaxLimit: 64, InitialLimit: 32, SLOTarget: 100 * time.Millisecond})
+		lim.Start()
+		defer lim.Stop()
+		app := fiber.New()
+		app.Use(agilefiber.Limit(lim))
+		app.Get("/", func(*fiber.Ctx) error {
+			time.Sleep(2 * time.Millisecond)
+			return fiber.NewError(fiber.StatusServiceUnavailable, "pool empty")
+		})
+		if got := get(t, app, "/"); got.status != fiber.StatusServiceUnavailable {
+			t.Fatalf("client got %d, want 503", got.status)
+		}
+		load(t, app, 8, "/", 3*time.Second)
+		if l := lim.Limit(); l != 2 {
+			t.Errorf("limit = %d after 3s of 503s, want MinLimit 2", l)
+		}
+	})
+}
+
+// TestConcurrentClients: 50 clients at once against a fixed limit; run with
+// -race. The handler counts how many run at once.
+func TestConcurrentClients(t *testing.T) {
+	const limit, clients, each = 8, 50, 20
+	lim := fixed(limit)
+	var running, peak, served, refused atomic.Int64
+	app := fiber.New()
+	app.Use(agilefiber.Limit(lim))
+	app.Get("/", func(c *fiber.Ctx) error {
+		n := running.Add(1)
+		defer running.Add(-1)
+		for p := peak.Load(); n > p && !peak.CompareAndSwap(p, n); p = peak.Load() {
+		}
+		if f := lim.InFlight(); f > lim.Limit() {
+			t.Errorf("InFlight %d above Limit %d", f, lim.Limit())
+		}
+		time.Sleep(time.Millisecond)
+		return c.SendString("ok")
+	})
+	var wg sync.WaitGroup
+	for range clients {
+		wg.Go(func() {
+			for range each {
+				switch st := get(t, app, "/").status; st {
+				case http.StatusOK:
+					served.Add(1)
+				case agilelimiter.RefusalStatus:
+					refused.Add(1)
+				default:
+					t.Errorf("status %d", st)
+				}
+			}
+		})
+	}
+	wg.Wait()
+	if p := peak.Load(); p > limit {
+		t.Errorf("%d handlers ran at once, limit %d", p, limit)
+	}
+	if served.Load()+refused.Load() != clients*each || refused.Load() == 0 {
+		t.Errorf("served %d, refused %d of %d: want all answered and some refused", served.Load(), refused.Load(), clients*each)
+	}
+	if st := lim.Stats(); st.Admitted != uint64(served.Load()) || st.InFlight != 0 {
+		t.Errorf("Admitted %d (served %d), InFlight %d at the end; want equal and 0", st.Admitted, served.Load(), st.InFlight)
+	}
+}
+
+// TestVerdictCopiesOutliveTheContext: fiber reuses contexts and their
+// buffers. A verdict that keeps the route and a response header must copy
+// them (strings.Clone), and the copies must hold across many requests.
+func TestVerdictCopiesOutliveTheContext(t *testing.T) {
+	type kept struct{ route, id, contentType string }
+	var mu sync.Mutex
+	var all []kept
+	app := fiber.New()
+	app.Use(agilefiber.Limit(fixed(64), agilefiber.WithVerdict(func(e agilelimiter.Exchange) agilelimiter.Outcome {
+		k := kept{strings.Clone(e.Route), strings.Clone(e.Header.Get("X-Id")), strings.Clone(e.Header.Get("Content-Type"))}
+		mu.Lock()
+		all = append(all, k)
+		mu.Unlock()
+		return agilelimiter.DefaultServerVerdict(e)
+	})))
+	app.Get("/users/:id", func(c *fiber.Ctx) error { c.Set("X-Id", "user-"+c.Params("id")); return c.SendString("u") })
+	app.Get("/items/:sku/detail", func(c *fiber.Ctx) error { c.Set("X-Id", "item-"+c.Params("sku")); return c.JSON(1) })
+
+	const clients, each = 10, 30
+	var wg sync.WaitGroup
+	for w := range clients {
+		wg.Go(func() {
+			for i := range each {
+				n := strconv.Itoa(w*each + i)
+				if i%2 == 0 {
+					get(t, app, "/users/"+n)
+				} else {
+					get(t, app, "/items/"+n+"/detail")
+				}
+			}
+		})
+	}
+	wg.Wait()
+
+	if len(all) != clients*each {
+		t.Fatalf("verdict ran %d times, want %d", len(all), clients*each)
+	}
+	ids := map[string]bool{}
+	for _, k := range all {
+		var want kept
+		switch {
+		case strings.HasPrefix(k.id, "user-"):
+			want = kept{"/users/:id", k.id, fiber.MIMETextPlainCharsetUTF8}
+		case strings.HasPrefix(k.id, "item-"):
+			want = kept{"/items/:sku/detail", k.id, fiber.MIMEApplicationJSON}
+		}
+		if k != want || ids[k.id] {
+			t.Errorf("kept %+v: wrong route, content type or a duplicate id", k)
+		}
+		ids[k.id] = true
+	}
+}
+
+func TestLimitNilPanics(t *testing.T) {
+	defer func() {
+		if r := recover(); r == nil {
+			t.Error("Limit(nil) did not panic")
+		}
+	}()
+	agilefiber.Limit(nil)
+}
