@@ -61,4 +61,6 @@ func Markdown(w io.Writer, tab sim.Table, chart func(scenario string) string) {
 	}
 }
 
-func ms(d time.Duration) string { return fmt.Sprintf("%d ms", d.Round(time.Millisecond).Milliseconds()) }
+func ms(d time.Duration) string {
+	return fmt.Sprintf("%d ms", d.Round(time.Millisecond).Milliseconds())
+}
