@@ -82,11 +82,11 @@ func chart(r *outboundRun) []byte {
 		fmt.Fprintf(&b, `<rect x="%.1f" y="%.1f" width="%.1f" height="%.1f" fill="none" stroke="#999"/>`+"\n", left, top, width-left-right, h)
 		return y
 	}
-	line := func(ps []point, y func(float64) float64, color, extra string) {
+	line := func(ps []point, y func(float64) float64, color string, width float64) {
 		var seg bytes.Buffer
 		flush := func() {
 			if seg.Len() > 0 {
-				fmt.Fprintf(&b, `<polyline fill="none" stroke="%s" stroke-width="2" %s points="%s"/>`+"\n", color, extra, seg.String())
+				fmt.Fprintf(&b, `<polyline fill="none" stroke="%s" stroke-width="%g" points="%s"/>`+"\n", color, width, seg.String())
 				seg.Reset()
 			}
 		}
@@ -109,15 +109,15 @@ func chart(r *outboundRun) []byte {
 	}
 
 	y1 := panel(top1, h1, yMax1, "", "requests per second")
-	line(capacity, y1, "#bbbbbb", `stroke-width="6"`)
-	line(sent, y1, "#7fbf7f", "")
-	line(rate, y1, "#1f5fbf", "")
+	line(capacity, y1, "#bbbbbb", 6)
+	line(sent, y1, "#7fbf7f", 1.5)
+	line(rate, y1, "#1f5fbf", 2)
 	legend(top1, "dependency capacity", "#bbbbbb", "limiter rate", "#1f5fbf", "sent (per 0.5s)", "#7fbf7f")
 
 	y2 := panel(top2, h2, yMax2, "ms", "round-trip latency (per 0.5s), limiter wait excluded")
 	fmt.Fprintf(&b, `<line x1="%.1f" y1="%.1f" x2="%.1f" y2="%.1f" stroke="#d62728" stroke-dasharray="6 4"/>`+"\n", left, y2(sloMs), width-right, y2(sloMs))
-	line(p50, y2, "#ff9f3f", "")
-	line(p99, y2, "#d62728", "")
+	line(p50, y2, "#ff9f3f", 1.5)
+	line(p99, y2, "#d62728", 2)
 	legend(top2, "p99", "#d62728", "p50", "#ff9f3f", fmt.Sprintf("SLO %s", slo), "#d62728")
 
 	for i, p := range r.sc.phases {
