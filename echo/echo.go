@@ -42,32 +42,38 @@ import (
 // Limit returns echo middleware that admits a request only if lim has a free
 // slot, and reports every admitted request's outcome to lim. lim's controller
 // is the caller's to Start and Stop. The middleware is safe for concurrent
-// use; an admitted request allocates nothing in it, and neither does a refusal.
+// use. Neither an admitted request nor a refusal allocates in it, beyond the
+// one closure echo builds for every middleware on every request.
 func Limit(lim *agilelimiter.ConcurrencyLimiter, opts ...Option) echo.MiddlewareFunc {
 	cfg := newConfig(opts)
-	a := &adapter{lim: lim, verdict: cfg.verdict}
-	reject := cfg.rejection
-	if reject == nil {
-		reject = newRefusal(cfg.retryAfter).write
+	a := &adapter{lim: lim, verdict: cfg.verdict, reject: cfg.rejection, skip: cfg.skipper}
+	if a.reject == nil {
+		a.reject = newRefusal(cfg.retryAfter).write
 	}
-	skip := cfg.skipper
+	// Echo builds the chain on every request, so this closure is allocated
+	// per request whatever it holds; capturing one pointer keeps it small.
 	return func(next echo.HandlerFunc) echo.HandlerFunc {
-		return func(c echo.Context) error {
-			if skip != nil && skip(c) {
-				return next(c)
-			}
-			if !lim.TryTake() {
-				return reject(c)
-			}
-			return a.serve(c, next)
-		}
+		return func(c echo.Context) error { return a.handle(c, next) }
 	}
 }
 
-// adapter runs admitted requests.
+// adapter is one Limit middleware.
 type adapter struct {
 	lim     *agilelimiter.ConcurrencyLimiter
 	verdict agilelimiter.ServerVerdict
+	reject  echo.HandlerFunc
+	skip    func(echo.Context) bool
+}
+
+// handle runs one request through the middleware.
+func (a *adapter) handle(c echo.Context, next echo.HandlerFunc) error {
+	if a.skip != nil && a.skip(c) {
+		return next(c)
+	}
+	if !a.lim.TryTake() {
+		return a.reject(c)
+	}
+	return a.serve(c, next)
 }
 
 // serve runs next holding a slot taken by TryTake and reports the outcome.
