@@ -237,8 +237,8 @@ func TestStatusTheClientReceives(t *testing.T) {
 			},
 			path: "/users/7", route: "/users/:id", status: 418, wantErr: true, outcome: agilelimiter.Aborted},
 		{name: "failing error handler is a bare 500", handler: func(*fiber.Ctx) error { return fiber.ErrServiceUnavailable },
-			errHandler: func(*fiber.Ctx, error) error { return errors.New("cannot render") },
-			path: "/users/7", route: "/users/:id", status: 500, wantErr: true, outcome: agilelimiter.Reached},
+			path: "/users/7", route: "/users/:id", status: 500, wantErr: true, outcome: agilelimiter.Reached,
+			errHandler: func(*fiber.Ctx, error) error { return errors.New("cannot render") }},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			build := func(limited bool, x *exchanges, errHandlerRuns *atomic.Int32) *fiber.App {
