@@ -1,0 +1,292 @@
+package httpclient_test
+
+import (
+	"context"
+	"errors"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	agilelimiter "github.com/agilelimiter/agilelimiter/core"
+	"github.com/agilelimiter/agilelimiter/nethttp/httpclient"
+)
+
+// closedPort returns a URL nobody listens on: a port the kernel handed out
+// and that was closed again.
+func closedPort(t *testing.T) string {
+	t.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	url := "http://" + l.Addr().String()
+	l.Close()
+	return url
+}
+
+// drive sends GETs to url through c from workers goroutines until ctx ends,
+// and returns a function that waits for them.
+func drive(ctx context.Context, c *http.Client, url string, workers int) (wait func()) {
+	var wg sync.WaitGroup
+	for range workers {
+		wg.Go(func() {
+			for ctx.Err() == nil {
+				req, _ := http.NewRequestWithContext(ctx, "GET", url, nil)
+				if resp, err := c.Do(req); err == nil {
+					resp.Body.Close()
+				}
+			}
+		})
+	}
+	return wg.Wait
+}
+
+// waitTicks waits (in real time) until lim's controller has ticked n more
+// times, so that what was recorded before the call is in its view.
+func waitTicks(t *testing.T, lim *agilelimiter.Limiter, n uint64) agilelimiter.Stats {
+	t.Helper()
+	from := lim.Stats().Ticks
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		st := lim.Stats()
+		if st.Ticks >= from+n {
+			return st
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the controller did not tick %d times in 10s", n)
+		}
+		time.Sleep(time.Millisecond)
+	}
+}
+
+func TestUnreachableDependencyDrivesRateToMin(t *testing.T) {
+	unavailable := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.WriteHeader(http.StatusServiceUnavailable)
+	}))
+	defer unavailable.Close()
+
+	for _, tc := range []struct{ name, url string }{
+		{"closed port", closedPort(t)},
+		{"503 everywhere", unavailable.URL},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			const initial, floor = 50, 10
+			// SLOTarget gives an Unreachable outcome something to stand above
+			// before the first real sample: this dependency never yields one.
+			lim := agilelimiter.New(agilelimiter.Config{
+				MinRate: floor, MaxRate: 200, InitialRate: initial, SLOTarget: 100 * time.Millisecond,
+			})
+			lim.Start()
+			defer lim.Stop()
+			c := &http.Client{Transport: httpclient.Wrap(nil, lim)}
+
+			ctx, cancel := context.WithCancel(context.Background())
+			wait := drive(ctx, c, tc.url, 8)
+			start := time.Now()
+			peak := lim.Rate()
+			for lim.Rate() > floor && time.Since(start) < 1500*time.Millisecond {
+				peak = max(peak, lim.Rate())
+				time.Sleep(5 * time.Millisecond)
+			}
+			cancel()
+			wait()
+			if peak > initial {
+				t.Errorf("rate rose to %.1f req/s against an unreachable dependency", peak)
+			}
+			if r := lim.Rate(); r != floor {
+				t.Errorf("rate after 1.5s = %.1f req/s, want MinRate %d (stats %+v)", r, floor, lim.Stats())
+			}
+		})
+	}
+}
+
+func TestCacheHitsAreNeverSamples(t *testing.T) {
+	for _, tc := range []struct {
+		xCache  string
+		samples bool
+	}{
+		{"HIT", false},
+		{"MISS", true}, // the control: the same traffic without a hit is observed
+	} {
+		t.Run(tc.xCache, func(t *testing.T) {
+			srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				w.Header().Set("X-Cache", tc.xCache)
+			}))
+			defer srv.Close()
+			lim := agilelimiter.New(agilelimiter.Config{MaxRate: 10000, InitialRate: 10000, TickInterval: 10 * time.Millisecond})
+			lim.Start()
+			defer lim.Stop()
+			c := &http.Client{Transport: httpclient.Wrap(nil, lim)}
+			for range 20 {
+				resp, err := c.Get(srv.URL)
+				if err != nil {
+					t.Fatal(err)
+				}
+				resp.Body.Close()
+			}
+			// The baseline stays zero until the first real sample arrives.
+			st := waitTicks(t, lim, 2)
+			if got := st.Baseline > 0; got != tc.samples {
+				t.Errorf("X-Cache: %s: baseline %v after 20 requests; sampled = %v, want %v", tc.xCache, st.Baseline, got, tc.samples)
+			}
+		})
+	}
+}
+
+func TestCallerCancelledRequestNeverReachesVerdict(t *testing.T) {
+	entered := make(chan struct{}, 1)
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		entered <- struct{}{}
+		<-r.Context().Done()
+	}))
+	defer srv.Close()
+	lim := agilelimiter.New(agilelimiter.Config{MaxRate: 100, InitialRate: 100})
+	var verdicts atomic.Int64
+	c := &http.Client{Transport: httpclient.Wrap(nil, lim, httpclient.WithVerdict(
+		func(resp *http.Response, err error, d time.Duration) agilelimiter.Outcome {
+			verdicts.Add(1)
+			return httpclient.DefaultVerdict(resp, err, d)
+		}))}
+
+	ctx, cancel := context.WithCancel(context.Background())
+	go func() {
+		<-entered
+		cancel()
+	}()
+	req, _ := http.NewRequestWithContext(ctx, "GET", srv.URL, nil)
+	_, err := c.Do(req)
+	if !errors.Is(err, context.Canceled) {
+		t.Fatalf("err = %v, want context.Canceled", err)
+	}
+	if n := verdicts.Load(); n != 0 {
+		t.Errorf("verdict ran %d times for a request its caller cancelled, want 0", n)
+	}
+	if st := lim.Stats(); st.Admitted != 1 {
+		t.Errorf("admitted %d, want 1: the attempt did take its slot", st.Admitted)
+	}
+}
+
+func TestExpiredDeadlineIsObserved(t *testing.T) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		<-r.Context().Done()
+	}))
+	defer srv.Close()
+	lim := agilelimiter.New(agilelimiter.Config{MaxRate: 100, InitialRate: 100, TickInterval: 10 * time.Millisecond})
+	lim.Start()
+	defer lim.Stop()
+	var seen struct {
+		err error
+		o   agilelimiter.Outcome
+	}
+	c := &http.Client{Transport: httpclient.Wrap(nil, lim, httpclient.WithVerdict(
+		func(resp *http.Response, err error, d time.Duration) agilelimiter.Outcome {
+			seen.err, seen.o = err, httpclient.DefaultVerdict(resp, err, d)
+			return seen.o
+		}))}
+
+	const timeout = 50 * time.Millisecond
+	ctx, cancel := context.WithTimeout(context.Background(), timeout)
+	defer cancel()
+	req, _ := http.NewRequestWithContext(ctx, "GET", srv.URL, nil)
+	if _, err := c.Do(req); !errors.Is(err, context.DeadlineExceeded) {
+		t.Fatalf("err = %v, want context.DeadlineExceeded", err)
+	}
+	if !errors.Is(seen.err, context.DeadlineExceeded) || seen.o != agilelimiter.Reached {
+		t.Fatalf("verdict saw err %v and returned %v; want the deadline and Reached", seen.err, seen.o)
+	}
+	// The timeout is the controller's only sample: the baseline is its length,
+	// within the latency histogram's bucket resolution.
+	if st := waitTicks(t, lim, 2); st.Baseline < timeout*8/10 {
+		t.Errorf("baseline %v after a %v timeout, want about the timeout", st.Baseline, timeout)
+	}
+}
+
+func TestDeadlineBeforeSlotFailsWithoutSending(t *testing.T) {
+	var hits atomic.Int64
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { hits.Add(1) }))
+	defer srv.Close()
+	lim := agilelimiter.New(agilelimiter.Config{MinRate: 1, MaxRate: 1, InitialRate: 1})
+	c := &http.Client{Transport: httpclient.Wrap(nil, lim)}
+
+	resp, err := c.Get(srv.URL) // takes the slot of this second
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), 100*time.Millisecond)
+	defer cancel()
+	req, _ := http.NewRequestWithContext(ctx, "GET", srv.URL, nil)
+	_, err = c.Do(req)
+	if !errors.Is(err, agilelimiter.ErrDeadline) {
+		t.Errorf("err = %v, want one wrapping agilelimiter.ErrDeadline (refused at once, not timed out waiting)", err)
+	}
+	if n := hits.Load(); n != 1 {
+		t.Errorf("server saw %d requests, want 1", n)
+	}
+	if st := lim.Stats(); st.RejectedDeadline != 1 {
+		t.Errorf("RejectedDeadline = %d, want 1", st.RejectedDeadline)
+	}
+}
+
+func TestRetryAfter(t *testing.T) {
+	now := time.Now()
+	for _, tc := range []struct {
+		name   string
+		status int
+		value  string
+		want   time.Duration
+		ok     bool
+		approx bool // an HTTP-date: whole seconds, so up to a second short
+	}{
+		{"seconds on 429", 429, "120", 120 * time.Second, true, false},
+		{"seconds on 503", 503, "7", 7 * time.Second, true, false},
+		{"padded", 429, " 3 ", 3 * time.Second, true, false},
+		{"zero", 429, "0", 0, true, false},
+		{"http-date", 503, now.Add(30 * time.Second).UTC().Format(http.TimeFormat), 30 * time.Second, true, true},
+		{"date in the past", 503, "Wed, 21 Oct 2015 07:28:00 GMT", 0, true, false},
+		{"huge", 429, "99999999999999999999999", 24 * time.Hour, true, false},
+		{"negative", 429, "-5", 0, false, false},
+		{"fraction", 429, "1.5", 0, false, false},
+		{"garbage", 429, "soon", 0, false, false},
+		{"missing", 429, "", 0, false, false},
+		{"not a refusal", 200, "5", 0, false, false},
+		{"server error", 500, "5", 0, false, false},
+	} {
+		resp := &http.Response{StatusCode: tc.status, Header: http.Header{}}
+		if tc.value != "" {
+			resp.Header.Set("Retry-After", tc.value)
+		}
+		d, ok := httpclient.RetryAfter(resp)
+		good := ok == tc.ok && d == tc.want
+		if tc.approx {
+			good = ok == tc.ok && d <= tc.want && d > tc.want-2*time.Second
+		}
+		if !good {
+			t.Errorf("%s: RetryAfter(%d, %q) = %v, %v; want %v, %v", tc.name, tc.status, tc.value, d, ok, tc.want, tc.ok)
+		}
+	}
+	if d, ok := httpclient.RetryAfter(nil); ok || d != 0 {
+		t.Errorf("RetryAfter(nil) = %v, %v; want 0, false", d, ok)
+	}
+}
+
+func FuzzParseRetryAfter(f *testing.F) {
+	for _, s := range []string{"120", "0", "", " 1 ", "-1", "1e9", "Wed, 21 Oct 2015 07:28:00 GMT",
+		"Sunday, 06-Nov-94 08:49:37 GMT", "Sun Nov  6 08:49:37 1994", "18446744073709551616", "\x00"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, v string) {
+		resp := &http.Response{StatusCode: http.StatusTooManyRequests, Header: http.Header{"Retry-After": {v}}}
+		d, ok := httpclient.RetryAfter(resp)
+		if !ok && d != 0 {
+			t.Errorf("RetryAfter(%q) = %v, false; a rejected value must give 0", v, d)
+		}
+		if d < 0 || d > 24*time.Hour {
+			t.Errorf("RetryAfter(%q) = %v, outside [0, 24h]", v, d)
+		}
+	})
+}
