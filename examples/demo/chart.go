@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"html"
 	"math"
+	"strings"
 	"time"
 )
 
@@ -99,11 +100,18 @@ func chart(r *outboundRun) []byte {
 		}
 		flush()
 	}
+	// legend takes name, colour pairs; a colour ending in " dashed" draws a
+	// dashed sample.
 	legend := func(top float64, items ...string) {
 		for i := 0; i < len(items); i += 2 {
 			lx := width - right - 170.0
 			ly := top + 14 + 16*float64(i/2)
-			fmt.Fprintf(&b, `<line x1="%.0f" y1="%.0f" x2="%.0f" y2="%.0f" stroke="%s" stroke-width="3"/>`+"\n", lx, ly-4, lx+20, ly-4, items[i+1])
+			color, dash := strings.CutSuffix(items[i+1], " dashed")
+			style := ""
+			if dash {
+				style = ` stroke-dasharray="6 4"`
+			}
+			fmt.Fprintf(&b, `<line x1="%.0f" y1="%.0f" x2="%.0f" y2="%.0f" stroke="%s" stroke-width="3"%s/>`+"\n", lx, ly-4, lx+20, ly-4, color, style)
 			fmt.Fprintf(&b, `<text x="%.0f" y="%.0f">%s</text>`+"\n", lx+26, ly, items[i])
 		}
 	}
@@ -118,7 +126,7 @@ func chart(r *outboundRun) []byte {
 	fmt.Fprintf(&b, `<line x1="%.1f" y1="%.1f" x2="%.1f" y2="%.1f" stroke="#d62728" stroke-dasharray="6 4"/>`+"\n", left, y2(sloMs), width-right, y2(sloMs))
 	line(p50, y2, "#ff9f3f", 1.5)
 	line(p99, y2, "#d62728", 2)
-	legend(top2, "p99", "#d62728", "p50", "#ff9f3f", fmt.Sprintf("SLO %s", slo), "#d62728")
+	legend(top2, "p99", "#d62728", "p50", "#ff9f3f", fmt.Sprintf("SLO %s", slo), "#d62728 dashed")
 
 	for i, p := range r.sc.phases {
 		from, _ := r.sc.bounds(i, r.length)
