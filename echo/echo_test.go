@@ -459,31 +459,32 @@ func loaded(lim *agilelimiter.ConcurrencyLimiter, shed *atomic.Bool) *echo.Echo 
 func TestNotFoundFloodDoesNotRaiseTheLimit(t *testing.T) {
 	const initial = 5
 	cfg := agilelimiter.ConcurrencyConfig{MinLimit: 1, MaxLimit: 100, InitialLimit: initial}
-	t.Run("200s raise it", func(t *testing.T) {
-		synctest.Test(t, func(t *testing.T) {
-			lim := agilelimiter.NewConcurrency(cfg)
-			lim.Start()
-			defer lim.Stop()
-			codes := swarm(loaded(lim, nil), 60, time.Now().Add(3*time.Second), "/ok")
-			if got := lim.Limit(); got < 8*initial {
-				t.Errorf("limit after 3s of saturating 200s = %d, want at least %d (codes %v)", got, 8*initial, codes)
-			}
+	for _, tc := range []struct {
+		name, path string
+		status     int
+		raises     bool
+	}{
+		{"200s raise it", "/ok", http.StatusOK, true},
+		{"404s do not", "/no/such/page", http.StatusNotFound, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				lim := agilelimiter.NewConcurrency(cfg)
+				lim.Start()
+				defer lim.Stop()
+				codes := swarm(loaded(lim, nil), 60, time.Now().Add(3*time.Second), tc.path)
+				if codes[tc.status] == 0 || codes[agilelimiter.RefusalStatus] == 0 {
+					t.Fatalf("codes %v: want %d and refusals (demand above the limit)", codes, tc.status)
+				}
+				switch got := lim.Limit(); {
+				case tc.raises && got < 8*initial:
+					t.Errorf("limit after 3s of saturating %s = %d, want at least %d (codes %v)", tc.path, got, 8*initial, codes)
+				case !tc.raises && got != initial:
+					t.Errorf("limit after 3s of saturating %s = %d, want it held at %d (codes %v)", tc.path, got, initial, codes)
+				}
+			})
 		})
-	})
-	t.Run("404s do not", func(t *testing.T) {
-		synctest.Test(t, func(t *testing.T) {
-			lim := agilelimiter.NewConcurrency(cfg)
-			lim.Start()
-			defer lim.Stop()
-			codes := swarm(loaded(lim, nil), 60, time.Now().Add(3*time.Second), "/no/such/page")
-			if codes[http.StatusNotFound] == 0 || codes[agilelimiter.RefusalStatus] == 0 {
-				t.Fatalf("codes %v: want both 404s and refusals (demand above the limit)", codes)
-			}
-			if got := lim.Limit(); got != initial {
-				t.Errorf("limit after 3s of saturating 404s = %d, want it held at %d (codes %v)", got, initial, codes)
-			}
-		})
-	})
+	}
 }
 
 func TestHTTPError503DrivesTheLimitToMin(t *testing.T) {
