@@ -11,6 +11,7 @@ import (
 	"time"
 
 	agilelimiter "github.com/agilelimiter/agilelimiter/core"
+	"github.com/agilelimiter/agilelimiter/nethttp/httpserver"
 )
 
 // The inbound side: a service of our own, protected by a ConcurrencyLimiter,
@@ -73,7 +74,7 @@ func runInbound(length time.Duration, w io.Writer) (*inboundRun, error) {
 	if err != nil {
 		return nil, err
 	}
-	srv := &http.Server{Handler: protect(&service{}, lim)}
+	srv := &http.Server{Handler: httpserver.Wrap(&service{}, lim)}
 	go srv.Serve(ln)
 	defer srv.Close()
 	url := "http://" + ln.Addr().String() + "/"

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	agilelimiter "github.com/agilelimiter/agilelimiter/core"
+	"github.com/agilelimiter/agilelimiter/nethttp/httpclient"
 )
 
 // The outbound side: an open-loop stream of callers, each with a deadline,
@@ -121,7 +122,7 @@ func (t timing) RoundTrip(r *http.Request) (*http.Response, error) {
 // runOutbound drives the scenario for length against a fresh dependency and
 // returns what it measured. It prints a live line every second.
 func runOutbound(sc scenario, length time.Duration, demand float64, w io.Writer) (*outboundRun, error) {
-	dep := &dependency{base: idleLatency, maxQueue: 2 * time.Second, capacity: sc.phases[0].capacity}
+	dep := &dependency{base: idleLatency, maxQueue: 500 * time.Millisecond, capacity: sc.phases[0].capacity}
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		return nil, err
@@ -137,7 +138,7 @@ func runOutbound(sc scenario, length time.Duration, demand float64, w io.Writer)
 
 	base := http.DefaultTransport.(*http.Transport).Clone()
 	base.MaxIdleConnsPerHost = 512 // keep connections: dialing is not what we measure
-	client := &http.Client{Transport: room{callReserve, limitTransport(timing{base}, lim)}}
+	client := &http.Client{Transport: room{callReserve, httpclient.Wrap(timing{base}, lim)}}
 	defer base.CloseIdleConnections()
 
 	r := &outboundRun{sc: sc, length: length, demand: demand}
@@ -266,6 +267,13 @@ func (r *outboundRun) window(from, to time.Duration) stretch {
 func (r *outboundRun) settledRate(i int) float64 {
 	from, to := r.sc.bounds(i, r.length)
 	return r.window(from+(to-from)/2, to).rate
+}
+
+// finalRate is the mean limiter rate over the last quarter of phase i: where
+// an additive climb has got to.
+func (r *outboundRun) finalRate(i int) float64 {
+	from, to := r.sc.bounds(i, r.length)
+	return r.window(to-(to-from)/4, to).rate
 }
 
 // quantile returns the q-quantile of d (which it sorts), or 0 if d is empty.

@@ -33,12 +33,12 @@ var scenarios = []scenario{
 		},
 		check: func(r *outboundRun) []string {
 			var bad []string
-			before, during, after := r.settledRate(0), r.settledRate(1), r.settledRate(2)
+			before, during, after := r.settledRate(0), r.settledRate(1), r.finalRate(2)
 			if during > 0.75*before {
 				bad = append(bad, fmt.Sprintf("the rate did not come down when capacity dropped: %.0f req/s before, %.0f during", before, during))
 			}
 			if after < 1.2*during {
-				bad = append(bad, fmt.Sprintf("the rate did not climb back after the recovery: %.0f req/s during the drop, %.0f after", during, after))
+				bad = append(bad, fmt.Sprintf("the rate did not climb back after the recovery: %.0f req/s during the drop, %.0f at the end", during, after))
 			}
 			return bad
 		},
@@ -53,12 +53,12 @@ var scenarios = []scenario{
 		},
 		check: func(r *outboundRun) []string {
 			var bad []string
-			before, during, after := r.settledRate(0), r.settledRate(1), r.settledRate(2)
+			before, during, after := r.settledRate(0), r.settledRate(1), r.finalRate(2)
 			if during > 0.3*before {
 				bad = append(bad, fmt.Sprintf("instant 503s did not push the rate down: %.0f req/s before the outage, %.0f during", before, during))
 			}
 			if after < 2*during {
-				bad = append(bad, fmt.Sprintf("the rate did not climb back after the outage: %.0f req/s during, %.0f after", during, after))
+				bad = append(bad, fmt.Sprintf("the rate did not climb back after the outage: %.0f req/s during, %.0f at the end", during, after))
 			}
 			return bad
 		},
