@@ -18,8 +18,10 @@
 // so the middleware hands the error to c.Error at once, as echo's
 // RequestLogger does, reads the committed status, and returns nil: the error
 // handler runs once, and middleware outside sees the committed response and a
-// nil error (as after echo's Recover). A handler that panics has its slot
-// released, is recorded as a 500 and the panic continues with the same value.
+// nil error (as after echo's Recover): a middleware that needs the error value
+// itself belongs inside the limiter. A handler that panics has its slot
+// released, is recorded as a 500 with Panicked set (and Err set when the panic
+// value is an error), and the panic continues with the same value.
 //
 // Recommended order, outermost first:
 //

@@ -6,6 +6,7 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"runtime"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -379,6 +380,26 @@ func TestPanicReturnsTheSlot(t *testing.T) {
 			t.Errorf("InFlight = %d after a panic, want 0", lim.InFlight())
 		}
 	})
+}
+
+// A handler that ends its goroutine with runtime.Goexit sent nothing and
+// says nothing about capacity: the slot comes back and nothing is recorded.
+func TestGoexitReturnsTheSlot(t *testing.T) {
+	lim := agilelimiter.NewConcurrency(agilelimiter.ConcurrencyConfig{MaxLimit: 1, InitialLimit: 1})
+	var v verdicts
+	e := newEcho()
+	e.Use(agileecho.Limit(lim, agileecho.WithVerdict(v.verdict)))
+	e.GET("/", func(c echo.Context) error { runtime.Goexit(); return nil })
+
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		serve(e, http.MethodGet, "/")
+	}()
+	<-done
+	if lim.InFlight() != 0 || len(v.all()) != 0 {
+		t.Errorf("InFlight %d, verdict calls %d; want 0 and 0", lim.InFlight(), len(v.all()))
+	}
 }
 
 func TestWithSkipperBypasses(t *testing.T) {
