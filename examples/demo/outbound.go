@@ -175,8 +175,8 @@ loop:
 			}
 		}
 	}
+	r.final = lim.Stats() // as the run ends, before the last callers drain
 	callers.Wait()
-	r.final = lim.Stats()
 	return r, nil
 }
 
@@ -316,8 +316,8 @@ func (r *outboundRun) summary(w io.Writer) {
 	}
 	row("all", r.window(0, r.length))
 	st := r.final
-	fmt.Fprintf(w, "limiter: admitted %d, refused for deadline %d, cancelled while waiting %d, wait p99 %s, last tick: %s\n",
-		st.Admitted, st.RejectedDeadline, st.Canceled, ms(st.WaitP99), st.Decision)
+	fmt.Fprintf(w, "limiter: admitted %d, refused for deadline %d, cancelled while waiting %d, waiting now %d, wait p99 %s, last tick: %s\n",
+		st.Admitted, st.RejectedDeadline, st.Canceled, st.Waiting, ms(st.WaitP99), st.Decision)
 	fmt.Fprintf(w, "  in SLO = answered 200 within %s, of the calls sent; refused = never sent, the caller's %s deadline came first\n",
 		slo, callerTimeout)
 }
