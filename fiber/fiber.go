@@ -29,7 +29,9 @@
 // sees the status the error handler wrote (a *fiber.Error with code 503 reads
 // 503; a plain error reads fiber's 500) and the error itself in
 // Exchange.Err. The duration ends when next returns, before the error page
-// is rendered.
+// is rendered. Exchange.Route is the pattern of the last route that matched
+// ("/users/:id"); when no route matched (fiber's own 404) it is the pattern
+// the middleware was mounted on ("/" for app.Use).
 //
 // # Panics and middleware order
 //
@@ -41,6 +43,10 @@
 // untouched (never recovered, so the outer recover sees the same value). With
 // recover inside, recover turns the panic into an error and this middleware
 // sees a returned error like any other.
+//
+// A request takes one slot of a limiter however often fiber runs the
+// middleware for it: c.RestartRouting runs the chain again, and the second
+// pass goes straight through.
 //
 // # Pooled contexts
 //
@@ -77,17 +83,33 @@ func Limit(lim *agilelimiter.ConcurrencyLimiter, opts ...Option) fiber.Handler {
 		cfg.reject = refuse(agilelimiter.NewRefusal(cfg.retryAfter))
 	}
 	m := &middleware{lim: lim, verdict: cfg.verdict}
-	next, reject := cfg.next, cfg.reject
+	next, reject, held := cfg.next, cfg.reject, holding{lim}
 	return func(c *fiber.Ctx) error {
 		if next != nil && next(c) {
+			return c.Next()
+		}
+		if c.Locals(held) != nil {
+			// The request already holds a slot of lim: fiber is running the
+			// chain again (c.RestartRouting), and one request takes one slot.
 			return c.Next()
 		}
 		if !lim.TryTake() {
 			return reject(c)
 		}
-		defer lim.Release()
+		c.Locals(held, true)
+		defer func() {
+			c.Locals(held, nil)
+			lim.Release()
+		}()
 		return m.serve(c)
 	}
+}
+
+// holding is the key of the request-local that marks a request holding a slot
+// of lim. One pointer wide, so using it as a key allocates nothing; distinct
+// limiters (a global one and one per group) each still take their own slot.
+type holding struct {
+	lim *agilelimiter.ConcurrencyLimiter
 }
 
 // middleware holds what an admitted request needs.

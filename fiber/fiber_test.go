@@ -230,6 +230,8 @@ func TestStatusTheClientReceives(t *testing.T) {
 			path: "/users/7", route: "/users/:id", status: 503, wantErr: true, outcome: agilelimiter.Unreachable},
 		{name: "ErrNotFound", handler: func(*fiber.Ctx) error { return fiber.ErrNotFound },
 			path: "/users/7", route: "/users/:id", status: 404, wantErr: true, outcome: agilelimiter.Aborted},
+		{name: "no route matched: fiber's 404, route of the middleware", handler: func(c *fiber.Ctx) error { return nil },
+			path: "/nowhere", route: "/", status: 404, wantErr: true, outcome: agilelimiter.Aborted},
 		{name: "custom error handler", handler: func(*fiber.Ctx) error { return errPlain },
 			errHandler: func(c *fiber.Ctx, err error) error {
 				c.Set("X-Handled", "yes")
@@ -554,6 +556,66 @@ func TestVerdictCopiesOutliveTheContext(t *testing.T) {
 			t.Errorf("kept %+v: wrong route, content type or a duplicate id", k)
 		}
 		ids[k.id] = true
+	}
+}
+
+// TestRestartRoutingTakesOneSlot: c.RestartRouting runs app.Use middleware a
+// second time for the same request; with one slot, a naive adapter would
+// refuse the request it already admitted. A second, distinct limiter on a
+// group still takes its own slot.
+func TestRestartRoutingTakesOneSlot(t *testing.T) {
+	global, group := fixed(1), fixed(1)
+	var x exchanges
+	app := fiber.New()
+	app.Use(agilefiber.Limit(global, agilefiber.WithVerdict(x.verdict)))
+	app.Get("/old", func(c *fiber.Ctx) error { c.Path("/api/new"); return c.RestartRouting() })
+	api := app.Group("/api", agilefiber.Limit(group))
+	api.Get("/new", func(c *fiber.Ctx) error { return c.SendString("new") })
+
+	if got := get(t, app, "/old"); got.status != http.StatusOK || got.body != "new" {
+		t.Errorf("client got %+v, want 200 new", got)
+	}
+	if e := x.only(t); e.Route != "/api/new" || e.Status != http.StatusOK {
+		t.Errorf("verdict saw route %q status %d, want /api/new 200", e.Route, e.Status)
+	}
+	if a, b := global.Stats().Admitted, group.Stats().Admitted; a != 1 || b != 1 {
+		t.Errorf("admitted %d by the global limiter and %d by the group's, want 1 and 1", a, b)
+	}
+	if global.InFlight() != 0 || group.InFlight() != 0 {
+		t.Errorf("in flight after the request: %d and %d, want 0 and 0", global.InFlight(), group.InFlight())
+	}
+}
+
+// TestSecondPassAfterReleaseTakesASlot: an outer middleware that runs the
+// chain again after it returned (a fallback, say) must go through the limiter
+// again: the first pass released its slot.
+func TestSecondPassAfterReleaseTakesASlot(t *testing.T) {
+	lim := fixed(1)
+	var x exchanges
+	app := fiber.New()
+	app.Use(func(c *fiber.Ctx) error {
+		if c.Locals("retried") != nil {
+			return c.Next()
+		}
+		if err := c.Next(); err != nil {
+			return err
+		}
+		c.Locals("retried", true)
+		c.Path("/second")
+		return c.RestartRouting()
+	})
+	app.Use(agilefiber.Limit(lim, agilefiber.WithVerdict(x.verdict)))
+	app.Get("/first", func(c *fiber.Ctx) error { return c.SendString("first") })
+	app.Get("/second", func(c *fiber.Ctx) error { return c.SendString("second") })
+
+	if got := get(t, app, "/first"); got.status != http.StatusOK || got.body != "second" {
+		t.Errorf("client got %+v, want 200 second", got)
+	}
+	if st := lim.Stats(); st.Admitted != 2 || st.InFlight != 0 {
+		t.Errorf("Admitted %d, InFlight %d; want 2 and 0", st.Admitted, st.InFlight)
+	}
+	if n := len(x.all()); n != 2 {
+		t.Errorf("verdict ran %d times, want 2", n)
 	}
 }
 
