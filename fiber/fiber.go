@@ -120,7 +120,8 @@ type middleware struct {
 
 // serve runs the rest of the chain for an admitted request and records it.
 // It never recovers a panic: if next panics, the deferred function records a
-// 500 and the panic goes on with its own value and stack.
+// 500 and the panic goes on with its own value and stack. (A runtime.Goexit
+// in a handler unwinds the same way and is recorded the same way.)
 func (m *middleware) serve(c *fiber.Ctx) error {
 	start := time.Now()
 	returned := false
