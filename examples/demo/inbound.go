@@ -90,27 +90,15 @@ func runInbound(length time.Duration, w io.Writer) (*inboundRun, error) {
 	arrived := arrivals(begin, length, inboundSwarm, &clients, func() { r.requestOnce(client, url, begin) })
 
 	fmt.Fprintf(w, "%7s %6s %9s %8s %8s %7s %7s\n", "time", "limit", "in flight", "served", "429s", "p50", "p99")
-	tick := time.NewTicker(100 * time.Millisecond)
-	defer tick.Stop()
-	nextLine := time.Second
-loop:
-	for {
-		select {
-		case <-arrived:
-			break loop
-		case now := <-tick.C:
-			at := now.Sub(begin)
-			r.mu.Lock()
-			r.peak = max(r.peak, lim.Limit())
-			r.mu.Unlock()
-			if at >= nextLine {
-				nextLine += time.Second
-				s := r.window(at-time.Second, at)
-				fmt.Fprintf(w, "%6.1fs %6d %9d %6.0f/s %6.0f/s %7s %7s\n",
-					at.Seconds(), lim.Limit(), lim.InFlight(), float64(s.served), float64(s.refused), ms(s.p50), ms(s.p99))
-			}
-		}
-	}
+	drive(arrived, begin, func(time.Duration) {
+		r.mu.Lock()
+		r.peak = max(r.peak, lim.Limit())
+		r.mu.Unlock()
+	}, func(at time.Duration) {
+		s := r.window(at-time.Second, at)
+		fmt.Fprintf(w, "%6.1fs %6d %9d %6.0f/s %6.0f/s %7s %7s\n",
+			at.Seconds(), lim.Limit(), lim.InFlight(), float64(s.served), float64(s.refused), ms(s.p50), ms(s.p99))
+	})
 	clients.Wait()
 	r.final = lim.Stats()
 	return r, nil

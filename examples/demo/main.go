@@ -146,3 +146,24 @@ func arrivals(begin time.Time, length time.Duration, rate float64, wg *sync.Wait
 	}()
 	return done
 }
+
+// drive calls sample every 100ms and line every second, with the time since
+// begin, until done is closed.
+func drive(done <-chan struct{}, begin time.Time, sample, line func(at time.Duration)) {
+	tick := time.NewTicker(100 * time.Millisecond)
+	defer tick.Stop()
+	nextLine := time.Second
+	for {
+		select {
+		case <-done:
+			return
+		case now := <-tick.C:
+			at := now.Sub(begin)
+			sample(at)
+			if at >= nextLine {
+				nextLine += time.Second
+				line(at)
+			}
+		}
+	}
+}

@@ -151,30 +151,18 @@ func runOutbound(sc scenario, length time.Duration, demand float64, w io.Writer)
 	// The schedule, the samples and the live line.
 	fmt.Fprintf(w, "%7s %8s %8s %8s %7s %7s %7s %9s %7s %8s\n",
 		"time", "capacity", "rate", "sent", "p50", "p99", "SLO", "refused", "503s", "decision")
-	tick := time.NewTicker(100 * time.Millisecond)
-	defer tick.Stop()
-	nextLine := time.Second
-loop:
-	for {
-		select {
-		case <-arrived:
-			break loop
-		case now := <-tick.C:
-			at := now.Sub(begin)
-			c := sc.capacityAt(at, length)
-			dep.setCapacity(c)
-			r.mu.Lock()
-			r.samples = append(r.samples, sample{at: at, rate: lim.Rate(), capacity: c})
-			r.mu.Unlock()
-			if at >= nextLine {
-				nextLine += time.Second
-				win := r.window(at-time.Second, at)
-				fmt.Fprintf(w, "%6.1fs %6.0f/s %6.0f/s %6.0f/s %7s %7s %7s %7.0f/s %5.0f/s %8s\n",
-					at.Seconds(), c, lim.Rate(), win.sentPerSec(), ms(win.p50), ms(win.p99), ms(slo),
-					float64(win.n[refused])/win.seconds(), float64(win.n[shed])/win.seconds(), lim.Stats().Decision)
-			}
-		}
-	}
+	drive(arrived, begin, func(at time.Duration) {
+		c := sc.capacityAt(at, length)
+		dep.setCapacity(c)
+		r.mu.Lock()
+		r.samples = append(r.samples, sample{at: at, rate: lim.Rate(), capacity: c})
+		r.mu.Unlock()
+	}, func(at time.Duration) {
+		win := r.window(at-time.Second, at)
+		fmt.Fprintf(w, "%6.1fs %6.0f/s %6.0f/s %6.0f/s %7s %7s %7s %7.0f/s %5.0f/s %8s\n",
+			at.Seconds(), sc.capacityAt(at, length), lim.Rate(), win.sentPerSec(), ms(win.p50), ms(win.p99), ms(slo),
+			float64(win.n[refused])/win.seconds(), float64(win.n[shed])/win.seconds(), lim.Stats().Decision)
+	})
 	r.final = lim.Stats() // as the run ends, before the last callers drain
 	callers.Wait()
 	return r, nil
