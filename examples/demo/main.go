@@ -62,8 +62,8 @@ transport an agilelimiter.Limiter wraps, and prints a live line a second:
   sent      calls that reached the dependency in the last second
   p50 p99   their round trips (answered or timed out), the limiter's wait excluded
   SLO       the p99 target given to the limiter
-  refused   calls refused at once because no slot came before the caller's
-            1s deadline: they never reached the dependency
+  refused   calls never sent: no slot came early enough to leave the call
+            300ms before the caller's 1s deadline
   503s      calls the dependency itself refused (full or down)
 
 Then a summary table per phase, and an SVG chart of rate vs capacity and p99

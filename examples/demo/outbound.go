@@ -306,8 +306,8 @@ func (r *outboundRun) summary(w io.Writer) {
 	st := r.final
 	fmt.Fprintf(w, "limiter: admitted %d, refused for deadline %d, cancelled while waiting %d, waiting now %d, wait p99 %s, last tick: %s\n",
 		st.Admitted, st.RejectedDeadline, st.Canceled, st.Waiting, ms(st.WaitP99), st.Decision)
-	fmt.Fprintf(w, "  in SLO = answered 200 within %s, of the calls sent; refused = never sent, the caller's %s deadline came first\n",
-		slo, callerTimeout)
+	fmt.Fprintf(w, "  in SLO = answered 200 within %s, of the calls sent; refused = never sent: no slot left the call %s before the caller's %s deadline\n",
+		slo, callReserve, callerTimeout)
 }
 
 // checkCeiling reports a failure if more than MaxRate calls reached the
