@@ -112,14 +112,23 @@ func (b *bucket) take(ctx context.Context) (time.Time, time.Duration, error) {
 		now := time.Now()
 		slot := b.last.Add(b.interval)
 		if !slot.After(now) {
-			if now.Sub(slot) >= b.interval {
-				slot = now // woke late by a whole slot: go now, never in a burst
-			}
+			// Woken at or after the slot (by the timer, or by a rate change
+			// that moved the slot into the past). Keep to the schedule, so
+			// timer latency does not erode the rate, but never let the next
+			// slot come sooner than 1/MaxRate after this one: the ceiling
+			// holds between actual grants, not only planned ones. Late by a
+			// whole interval, start the schedule afresh: no bursts.
 			b.last = slot
+			if next := now.Add(b.minInterval); slot.Add(b.interval).Before(next) {
+				b.last = next.Add(-b.interval)
+			}
+			if now.Sub(slot) >= b.interval {
+				b.last = now
+			}
 			b.pop(w)
 			b.mu.Unlock()
 			b.putWaiter(w)
-			return slot, now.Sub(start), nil
+			return now, now.Sub(start), nil
 		}
 		b.mu.Unlock()
 		w.timer.Reset(slot.Sub(now))

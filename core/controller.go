@@ -29,6 +29,9 @@ type controller struct {
 	// one round trip after a cut, so the cut is judged by requests sent after
 	// it, not by the queue that built before it.
 	cooldown int
+	// sinceCut counts ticks since the limit last went down; the baseline
+	// may rise only once it reaches quiet.
+	sinceCut, quiet int
 	// blind counts the blind ticks in a row during which demand reached the
 	// limit: at a low rate evidence arrives every few ticks, and a backoff then
 	// spends one step per tick it covers, so the rate falls as fast in time as
@@ -77,6 +80,8 @@ func newController(s settings) *controller {
 		cold:      true,
 		alphaFast: alpha(s.tick, s.fastHalfLife),
 		alphaSl:   alpha(s.tick, s.slowHalfLife),
+		quiet:     max(1, int(s.slowHalfLife/s.tick/2)),
+		sinceCut:  math.MaxInt32,
 	}
 }
 
@@ -118,6 +123,9 @@ func (c *controller) step(in tick) float64 {
 	if c.cooldown > 0 {
 		c.cooldown--
 	}
+	if c.sinceCut < math.MaxInt32 {
+		c.sinceCut++
+	}
 	if n == 0 {
 		if in.saturated {
 			c.blind++
@@ -152,10 +160,19 @@ func (c *controller) step(in tick) float64 {
 		case b < c.baseline:
 			// A lower latency is always trustworthy: fall at the fast rate.
 			c.baseline += c.alphaFast * (b - c.baseline)
-		default:
-			// Rise slowly and at most MaxBaselineRise a tick, so a long
-			// overload cannot make its own latency the new normal.
-			c.baseline += math.Min(c.alphaSl*(b-c.baseline), c.s.maxBaselineRise*c.baseline)
+		case c.sinceCut >= c.quiet:
+			// Rise slowly and at most MaxBaselineRise a tick. And not at all
+			// within half a SlowHalfLife of a cut: near a knee the controller
+			// holds latency inside the window, above the true floor, and a
+			// baseline that crept toward it would drag the window up without
+			// end (baseline pollution). A latency that stays up through a quiet
+			// spell with no cut (or with the limit at its floor, where cuts
+			// change nothing) is the dependency's new normal: learn it.
+			// A tick that follows blind ones covers them all: rise per tick
+			// of time, not per tick that happened to carry samples.
+			k := float64(steps)
+			a := 1 - math.Pow(1-c.alphaSl, k)
+			c.baseline += math.Min(a*(b-c.baseline), c.s.maxBaselineRise*k*c.baseline)
 		}
 	}
 
@@ -188,7 +205,9 @@ func (c *controller) step(in tick) float64 {
 
 	switch {
 	case congested && c.congestedRun >= c.s.backoffTicks && c.cooldown == 0:
-		c.limit *= math.Pow(factor, float64(steps))
+		if cut := math.Max(c.limit*math.Pow(factor, float64(steps)), c.s.min); cut < c.limit {
+			c.limit, c.sinceCut = cut, 0
+		}
 		c.cold = false
 		c.cooldown = int(math.Ceil(rtt / float64(c.s.tick)))
 	case congested:

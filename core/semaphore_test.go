@@ -1,0 +1,333 @@
+package agilelimiter_test
+
+import (
+	"errors"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"testing/synctest"
+	"time"
+
+	agilelimiter "github.com/agilelimiter/agilelimiter/core"
+)
+
+// service is a simulated inbound handler whose latency rises once more than
+// knee requests run at once: base while under the knee, then growing with the
+// square of the overload, as a CPU- or pool-bound service does.
+type service struct {
+	knee    int
+	base    time.Duration
+	running atomic.Int64
+	peak    atomic.Int64
+}
+
+func (s *service) handle() error {
+	n := s.running.Add(1)
+	defer s.running.Add(-1)
+	for p := s.peak.Load(); n > p && !s.peak.CompareAndSwap(p, n); p = s.peak.Load() {
+	}
+	d := s.base
+	if k := float64(n) / float64(s.knee); k > 1 {
+		d = time.Duration(float64(d) * k * k)
+	}
+	time.Sleep(d)
+	return nil
+}
+
+// client calls lim.Do(fn) in a loop, backing off for retry after a refusal,
+// and checks at every admission that in-flight is within the limit.
+func client(t *testing.T, lim *agilelimiter.ConcurrencyLimiter, stop <-chan struct{}, fn func() error, retry time.Duration, bad *atomic.Int64) {
+	for {
+		select {
+		case <-stop:
+			return
+		default:
+		}
+		before := lim.Limit()
+		err := lim.Do(func() error {
+			if in, after := lim.InFlight(), lim.Limit(); in > max(before, after) {
+				bad.Add(1)
+			}
+			return fn()
+		})
+		if err != nil { // refused, or failed: retry after a pause
+			time.Sleep(retry)
+		}
+	}
+}
+
+// 300 clients retrying after a 429 against a service whose knee is at 20
+// requests: the limit settles near the knee (between 0.6N and 3N) and in-flight
+// never exceeds the limit.
+func TestConcurrencySettlesNearKnee(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		const knee = 20
+		lim := agilelimiter.NewConcurrency(agilelimiter.ConcurrencyConfig{MaxLimit: 500, InitialLimit: 5})
+		lim.Start()
+		defer lim.Stop()
+		svc := &service{knee: knee, base: 10 * time.Millisecond}
+		stop := make(chan struct{})
+		var bad atomic.Int64
+		var wg sync.WaitGroup
+		for range 300 {
+			wg.Go(func() { client(t, lim, stop, svc.handle, 20*time.Millisecond, &bad) })
+		}
+		time.Sleep(20 * time.Second)
+		var sum, n, lo, hi int
+		lo = 1 << 30
+		sampleEvery(10*time.Second, func(int) {
+			l := lim.Limit()
+			sum += l
+			n++
+			lo, hi = min(lo, l), max(hi, l)
+		})
+		avg := float64(sum) / float64(n)
+		st := lim.Stats()
+		t.Logf("limit over the last 10s: avg %.1f, range [%d, %d]; service peak %d; admitted %d, refused %d; baseline %v high %v p50 %v",
+			avg, lo, hi, svc.peak.Load(), st.Admitted, st.RejectedOverload, st.Baseline, st.High, st.P50)
+		if avg < 0.6*knee || avg > 3*knee {
+			t.Errorf("average limit %.1f; want between %d and %d", avg, knee*6/10, 3*knee)
+		}
+		if bad.Load() > 0 {
+			t.Errorf("%d admissions saw in-flight above the limit", bad.Load())
+		}
+		if st.RejectedOverload == 0 {
+			t.Error("no refusals: the test never pushed the limit")
+		}
+		close(stop)
+		wg.Wait()
+	})
+}
+
+// With spare capacity and enough demand the limit grows to the ceiling.
+func TestConcurrencyGrowsWithDemand(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		lim := agilelimiter.NewConcurrency(agilelimiter.ConcurrencyConfig{MaxLimit: 200, InitialLimit: 4})
+		lim.Start()
+		defer lim.Stop()
+		svc := &service{knee: 1 << 20, base: 10 * time.Millisecond}
+		stop := make(chan struct{})
+		var bad atomic.Int64
+		var wg sync.WaitGroup
+		for range 400 {
+			wg.Go(func() { client(t, lim, stop, svc.handle, 5*time.Millisecond, &bad) })
+		}
+		time.Sleep(5 * time.Second)
+		t.Logf("limit after 5s: %d (from 4, ceiling 200)", lim.Limit())
+		if lim.Limit() != 200 {
+			t.Errorf("limit %d; want the ceiling 200", lim.Limit())
+		}
+		close(stop)
+		wg.Wait()
+	})
+}
+
+// A limit that is not used up learns nothing about the region above it:
+// three concurrent requests against a limit of 20 for 20 s leave it at 20.
+func TestConcurrencyNoGrowthWhileUnused(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		lim := agilelimiter.NewConcurrency(agilelimiter.ConcurrencyConfig{MaxLimit: 100, InitialLimit: 20})
+		lim.Start()
+		defer lim.Stop()
+		svc := &service{knee: 1 << 20, base: 10 * time.Millisecond}
+		stop := make(chan struct{})
+		var bad atomic.Int64
+		var wg sync.WaitGroup
+		for range 3 {
+			wg.Go(func() { client(t, lim, stop, svc.handle, 5*time.Millisecond, &bad) })
+		}
+		highest := 0
+		sampleEvery(20*time.Second, func(int) { highest = max(highest, lim.Limit()) })
+		st := lim.Stats()
+		t.Logf("highest limit %d over 20s with 3 concurrent; last decision %q, peak in flight %d", highest, st.Decision, st.PeakInFlight)
+		if highest != 20 {
+			t.Errorf("limit rose to %d with demand of 3; want it to stay at 20", highest)
+		}
+		if st.Decision != "idle" || st.PeakInFlight != 3 {
+			t.Errorf("decision %q peak %d; want idle and 3", st.Decision, st.PeakInFlight)
+		}
+		close(stop)
+		wg.Wait()
+	})
+}
+
+var errShed = errors.New("pool exhausted")
+
+// Handlers that fail instantly because a pool ran dry, classified
+// Unreachable, drive the limit to MinLimit instead of reading as a fast,
+// healthy service.
+func TestConcurrencyInstantFailuresBackOff(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		lim := agilelimiter.NewConcurrency(agilelimiter.ConcurrencyConfig{
+			MinLimit: 2, MaxLimit: 200, InitialLimit: 100, SLOTarget: 100 * time.Millisecond,
+			Classify: func(err error) agilelimiter.Outcome {
+				if errors.Is(err, errShed) {
+					return agilelimiter.Unreachable
+				}
+				return agilelimiter.Reached
+			},
+		})
+		lim.Start()
+		defer lim.Stop()
+		stop := make(chan struct{})
+		var bad atomic.Int64
+		var wg sync.WaitGroup
+		for range 150 {
+			wg.Go(func() { client(t, lim, stop, func() error { return errShed }, 10*time.Millisecond, &bad) })
+		}
+		time.Sleep(3 * time.Second)
+		t.Logf("limit after 3s of instant failures: %d (from 100)", lim.Limit())
+		if lim.Limit() != 2 {
+			t.Errorf("limit %d; want MinLimit 2", lim.Limit())
+		}
+		close(stop)
+		wg.Wait()
+	})
+}
+
+// A Release without a matching TryTake panics and leaves the capacity as it
+// was; Do pairs its own.
+func TestUnpairedRelease(t *testing.T) {
+	lim := agilelimiter.NewConcurrency(agilelimiter.ConcurrencyConfig{MinLimit: 2, MaxLimit: 2, InitialLimit: 2})
+	func() {
+		defer func() {
+			r := recover()
+			if r == nil {
+				t.Fatal("unpaired Release did not panic")
+			}
+			t.Logf("panic: %v", r)
+		}()
+		lim.Release()
+	}()
+	if lim.InFlight() != 0 {
+		t.Errorf("in flight %d after the bad Release; want 0", lim.InFlight())
+	}
+	got := 0
+	for lim.TryTake() {
+		got++
+		if got > 10 {
+			break
+		}
+	}
+	if got != 2 {
+		t.Errorf("%d slots after an unpaired Release; want 2 (capacity must not rise)", got)
+	}
+	if err := lim.Do(func() error { return nil }); !errors.Is(err, agilelimiter.ErrOverloaded) {
+		t.Errorf("Do at the limit = %v; want ErrOverloaded", err)
+	}
+	lim.Release()
+	lim.Release()
+	if lim.InFlight() != 0 {
+		t.Errorf("in flight %d", lim.InFlight())
+	}
+}
+
+// Do releases the slot when fn panics, and the panic propagates.
+func TestConcurrencyDoPanic(t *testing.T) {
+	lim := agilelimiter.NewConcurrency(agilelimiter.ConcurrencyConfig{MaxLimit: 1, MinLimit: 1})
+	func() {
+		defer func() {
+			if r := recover(); r != "boom" {
+				t.Fatalf("recovered %v; want the handler's own panic value", r)
+			}
+		}()
+		_ = lim.Do(func() error { panic("boom") })
+	}()
+	if lim.InFlight() != 0 {
+		t.Fatalf("in flight %d after a panic; want 0", lim.InFlight())
+	}
+	if err := lim.Do(func() error { return nil }); err != nil {
+		t.Errorf("Do after the panic = %v", err)
+	}
+}
+
+// The ceiling holds whatever the latencies do: chaos latencies with the
+// controller pushed to grow, 500 clients, and the service never sees more
+// than MaxLimit at once.
+func TestConcurrencyCeilingUnderChaos(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		const maxLimit = 50
+		lim := agilelimiter.NewConcurrency(agilelimiter.ConcurrencyConfig{MaxLimit: maxLimit, InitialLimit: 10, UpStep: 0.5, RecoverRamp: 0.9})
+		lim.Start()
+		defer lim.Stop()
+		var mu sync.Mutex
+		seed := uint64(7)
+		var running, peak atomic.Int64
+		chaos := func() error {
+			n := running.Add(1)
+			defer running.Add(-1)
+			for p := peak.Load(); n > p && !peak.CompareAndSwap(p, n); p = peak.Load() {
+			}
+			mu.Lock()
+			seed = seed*6364136223846793005 + 1442695040888963407
+			d := time.Duration(seed>>33%300) * time.Millisecond
+			mu.Unlock()
+			time.Sleep(d)
+			return nil
+		}
+		stop := make(chan struct{})
+		var bad atomic.Int64
+		var wg sync.WaitGroup
+		for range 500 {
+			wg.Go(func() { client(t, lim, stop, chaos, time.Millisecond, &bad) })
+		}
+		time.Sleep(20 * time.Second)
+		close(stop)
+		wg.Wait()
+		t.Logf("peak concurrency %d, ceiling %d", peak.Load(), maxLimit)
+		if peak.Load() > maxLimit {
+			t.Errorf("peak %d above MaxLimit %d", peak.Load(), maxLimit)
+		}
+		if peak.Load() < maxLimit/2 {
+			t.Errorf("peak %d: the test never pushed toward the ceiling", peak.Load())
+		}
+		if bad.Load() > 0 {
+			t.Errorf("%d admissions above the limit", bad.Load())
+		}
+	})
+}
+
+// When the limit shrinks below what is in flight nothing is cancelled: new
+// requests are refused until the work drains below the new limit.
+func TestConcurrencyShrinkDrains(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		lim := agilelimiter.NewConcurrency(agilelimiter.ConcurrencyConfig{MaxLimit: 10, InitialLimit: 10, SLOTarget: 50 * time.Millisecond})
+		lim.Start()
+		defer lim.Stop()
+		release := make(chan struct{})
+		var wg sync.WaitGroup
+		for range 10 {
+			if !lim.TryTake() {
+				t.Fatal("TryTake under the limit failed")
+			}
+			wg.Go(func() {
+				<-release
+				lim.Observe(time.Second) // far above the SLO
+				lim.Release()
+			})
+		}
+		close(release)
+		wg.Wait()
+		for range 10 {
+			lim.Observe(time.Second)
+		}
+		if !lim.TryTake() {
+			t.Fatal("slot not free after the release")
+		}
+		time.Sleep(tick + tick/2)
+		if lim.Limit() != 7 {
+			t.Fatalf("limit %d after a tick above the SLO; want 7", lim.Limit())
+		}
+		for range 6 {
+			if !lim.TryTake() {
+				t.Fatal("TryTake under the new limit failed")
+			}
+		}
+		if lim.TryTake() {
+			t.Error("admitted an 8th request at a limit of 7")
+		}
+		for range 7 {
+			lim.Release()
+		}
+	})
+}
