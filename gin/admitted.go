@@ -35,21 +35,21 @@ func (s *admittedSet) shard(c *gin.Context) *admittedShard {
 	return &s.shards[maphash.Comparable(s.seed, c)%uint64(len(s.shards))]
 }
 
-// enter adds c and reports whether it was absent.
-func (s *admittedSet) enter(c *gin.Context) bool {
+// enter adds c and returns the shard that holds it, for leave; it returns nil
+// if c was already in the set.
+func (s *admittedSet) enter(c *gin.Context) *admittedShard {
 	sh := s.shard(c)
 	sh.mu.Lock()
 	defer sh.mu.Unlock()
 	if _, ok := sh.m[c]; ok {
-		return false
+		return nil
 	}
 	sh.m[c] = struct{}{}
-	return true
+	return sh
 }
 
-// leave removes c.
-func (s *admittedSet) leave(c *gin.Context) {
-	sh := s.shard(c)
+// leave removes c, which enter put in sh.
+func (sh *admittedShard) leave(c *gin.Context) {
 	sh.mu.Lock()
 	delete(sh.m, c)
 	sh.mu.Unlock()

@@ -83,16 +83,17 @@ func (m *middleware) serve(c *gin.Context) {
 	if m.skip != nil && m.skip(c) {
 		return
 	}
-	if !m.held.enter(c) {
+	held := m.held.enter(c)
+	if held == nil {
 		return // re-entered through engine.HandleContext: the slot is already held
 	}
 	if !m.lim.TryTake() {
-		m.held.leave(c)
+		held.leave(c)
 		m.reject(c)
 		c.Abort()
 		return
 	}
-	defer m.release(c)
+	defer m.release(held, c)
 
 	route := c.FullPath()
 	if route == "" {
@@ -114,8 +115,8 @@ func (m *middleware) serve(c *gin.Context) {
 }
 
 // release ends an admitted request: it runs last, on every path.
-func (m *middleware) release(c *gin.Context) {
-	m.held.leave(c)
+func (m *middleware) release(held *admittedShard, c *gin.Context) {
+	held.leave(c)
 	m.lim.Release()
 }
 
