@@ -18,9 +18,9 @@ import (
 
 // The outbound side: an open-loop stream of callers, each with a deadline,
 // calls the dependency through an http.Client whose transport the Limiter
-// wraps. Callers queue in the limiter; a caller whose slot would come after
-// its deadline is refused at once, without waiting and without reaching the
-// dependency.
+// wraps. Callers queue in the limiter; a caller whose slot would leave the
+// call less than callReserve before its deadline is refused at once, without
+// waiting and without reaching the dependency.
 
 // Settings of the outbound run. The ceiling is twice the dependency's normal
 // capacity: a static limit you would promise it. The SLO is five times its
@@ -40,7 +40,7 @@ const (
 	answered outcome = iota // the dependency answered 200
 	shed                    // the dependency answered 503: full or down
 	timedOut                // the caller's deadline expired while the call was in flight
-	refused                 // never sent: the limiter had no slot before the deadline
+	refused                 // never sent: no slot early enough before the deadline
 	failed                  // any other error
 )
 
