@@ -1,0 +1,201 @@
+package agilelimiter
+
+import (
+	"math"
+	"testing"
+	"time"
+)
+
+// The controller is a pure step: these tables state the clock instead of
+// running one.
+
+func settingsFor(t *testing.T, c Config) settings {
+	t.Helper()
+	s, err := c.settings()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s
+}
+
+// samples returns a tick with n samples of d.
+func samples(n int, d time.Duration) *snapshot {
+	var h histogram
+	for range n {
+		h.record(d)
+	}
+	s := new(snapshot)
+	h.drain(s)
+	return s
+}
+
+func TestStepTable(t *testing.T) {
+	ms := time.Millisecond
+	type step struct {
+		hist      *snapshot
+		unreach   uint64
+		saturated bool
+		want      float64 // the limit after the step
+		dec       decision
+	}
+	for _, tc := range []struct {
+		name  string
+		cfg   Config
+		steps []step
+	}{
+		{"slow start doubles while saturated", Config{MaxRate: 1000, InitialRate: 10}, []step{
+			{samples(10, 20*ms), 0, true, 20, decSlowStart},
+			{samples(10, 20*ms), 0, true, 40, decSlowStart},
+			{samples(10, 20*ms), 0, false, 40, decIdle},
+			{samples(10, 20*ms), 0, true, 80, decSlowStart},
+		}},
+		{"blind tick changes nothing", Config{MaxRate: 1000, InitialRate: 10}, []step{
+			{samples(0, 0), 0, true, 10, decBlind},
+			{samples(10, 20*ms), 0, true, 20, decSlowStart},
+		}},
+		{"congestion cuts proportionally, ends slow start, then probes additively", Config{MaxRate: 1000, InitialRate: 100}, []step{
+			{samples(10, 20*ms), 0, true, 200, decSlowStart}, // baseline 20ms, high 40ms
+			// fast jumps no faster than its EWMA: one tick at 100ms moves it part way
+			{samples(10, 150*ms), 0, true, proportional(200, 20*ms, 150*ms), decBackoff},
+			{samples(10, 150*ms), 0, true, proportional(200, 20*ms, 150*ms), decHold}, // one cut per 150ms round trip
+			{samples(10, 20*ms), 0, true, proportional(200, 20*ms, 150*ms) + 10, decProbe},
+		}},
+		{"p99 above the SLO costs a full DownStep", Config{MaxRate: 1000, InitialRate: 100, SLOTarget: 50 * ms}, []step{
+			{samples(10, 10*ms), 0, true, 200, decSlowStart},
+			{mix(99, 10*ms, 2, 90*ms), 0, true, 140, decSLO},
+		}},
+		{"Unavailable with nothing to anchor to is a no-op", Config{MaxRate: 1000, InitialRate: 100}, []step{
+			{samples(0, 0), 50, true, 100, decBlind},
+		}},
+		{"Unavailable with an SLO backs off", Config{MaxRate: 1000, InitialRate: 100, SLOTarget: 50 * ms}, []step{
+			{samples(0, 0), 50, true, 70, decSLO},
+		}},
+		{"sparse evidence spends the blind ticks it covers", Config{MaxRate: 1000, InitialRate: 100, SLOTarget: 50 * ms}, []step{
+			{samples(0, 0), 0, true, 100, decBlind},
+			{samples(0, 0), 0, true, 100, decBlind},
+			{samples(0, 0), 1, true, 100 * 0.7 * 0.7 * 0.7, decSLO},
+		}},
+		{"the floor and the ceiling hold", Config{MinRate: 5, MaxRate: 30, InitialRate: 20, SLOTarget: 50 * ms}, []step{
+			{samples(10, 10*ms), 0, true, 30, decSlowStart},
+			{samples(0, 0), 100, true, 21, decSLO},
+			{samples(0, 0), 100, true, 14.7, decSLO},
+			{samples(0, 0), 100, true, 10.29, decSLO},
+			{samples(0, 0), 100, true, 7.203, decSLO},
+			{samples(0, 0), 100, true, 5.0421, decSLO},
+			{samples(0, 0), 100, true, 5, decSLO},
+		}},
+		{"AnchorSLO agrees over two ticks", Config{MaxRate: 1000, InitialRate: 100, SLOTarget: 100 * ms, Anchor: AnchorSLO}, []step{
+			{samples(10, 10*ms), 0, true, 100, decHold},
+			{samples(10, 10*ms), 0, true, 200, decSlowStart},
+			{samples(10, 150*ms), 0, true, 200, decHold}, // p99 over the SLO, not yet agreed
+			{samples(10, 150*ms), 0, true, 140, decSLO},
+		}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			c := newController(settingsFor(t, tc.cfg))
+			for i, st := range tc.steps {
+				got := c.step(tick{hist: st.hist, unreachable: st.unreach, saturated: st.saturated})
+				if math.Abs(got-st.want) > 0.01*st.want || c.view.decision != st.dec {
+					t.Fatalf("step %d: limit %.3f (%v); want %.3f (%v); view %+v", i, got, c.view.decision, st.want, st.dec, c.view)
+				}
+			}
+		})
+	}
+}
+
+// proportional is the limit after one congested tick at p from a baseline
+// b under the default knobs, computed from the law itself: the fast EWMA
+// moves a third of the way (half-life two ticks), high is twice the baseline,
+// and the cut is Gain times the excess, at most DownStep.
+func proportional(limit float64, b, p time.Duration) float64 {
+	bv, pv := float64(histValue(histIndex(b))), float64(histValue(histIndex(p)))
+	fast := bv + (1-math.Exp2(-0.5))*(pv-bv)
+	high := 2 * bv
+	return limit * math.Max(1-0.5*(fast-high)/high, 0.7)
+}
+
+func mix(n1 int, d1 time.Duration, n2 int, d2 time.Duration) *snapshot {
+	var h histogram
+	for range n1 {
+		h.record(d1)
+	}
+	for range n2 {
+		h.record(d2)
+	}
+	s := new(snapshot)
+	h.drain(s)
+	return s
+}
+
+// The additive probe converges: two controllers with the same config, one at
+// 20 and one at 200, see the same congestion and the same healthy ticks; the
+// gap between them shrinks at every cut. A multiplicative probe would keep
+// their 10:1 ratio for ever.
+func TestAdditiveProbeConverges(t *testing.T) {
+	cfg := Config{MaxRate: 1000, InitialRate: 20, SLOTarget: 50 * time.Millisecond}
+	a, b := newController(settingsFor(t, cfg)), newController(settingsFor(t, cfg))
+	b.limit = 200
+	a.cold, b.cold = false, false
+	healthy, congested := samples(10, 10*time.Millisecond), samples(10, 100*time.Millisecond)
+	gap0 := b.limit - a.limit
+	for range 30 {
+		for range 5 {
+			a.step(tick{hist: healthy, saturated: true})
+			b.step(tick{hist: healthy, saturated: true})
+		}
+		a.step(tick{hist: congested, saturated: true}) // p99 over the SLO: both cut by DownStep
+		b.step(tick{hist: congested, saturated: true})
+		a.step(tick{hist: healthy, saturated: false})
+		b.step(tick{hist: healthy, saturated: false})
+	}
+	gap := b.limit - a.limit
+	t.Logf("gap %.1f → %.3f after 30 AIMD cycles (limits %.1f, %.1f)", gap0, gap, a.limit, b.limit)
+	if gap > 0.01*gap0 {
+		t.Errorf("gap %.1f from %.1f; want it to shrink toward 0", gap, gap0)
+	}
+	if a.limit >= 1000 || a.limit < 50 {
+		t.Errorf("limits %.1f: the cycle never exercised the law between floor and ceiling", a.limit)
+	}
+}
+
+func TestHistogramQuantiles(t *testing.T) {
+	var h histogram
+	for i := 1; i <= 1000; i++ {
+		h.record(time.Duration(i) * time.Millisecond)
+	}
+	var s snapshot
+	h.drain(&s)
+	for _, tc := range []struct {
+		q    float64
+		want time.Duration
+	}{{0.5, 500 * time.Millisecond}, {0.99, 990 * time.Millisecond}, {0.01, 10 * time.Millisecond}} {
+		got := s.quantile(tc.q, 0, 0)
+		if rel := math.Abs(float64(got-tc.want)) / float64(tc.want); rel > 1.0/32+0.002 {
+			t.Errorf("q%.2f = %v; want %v within 1/32", tc.q, got, tc.want)
+		}
+	}
+	if s.n != 1000 {
+		t.Errorf("n = %d", s.n)
+	}
+	// Synthetic samples sit above everything.
+	if got := s.quantile(0.5, 2000, time.Hour); got != time.Hour {
+		t.Errorf("with 2000 synthetic samples p50 = %v; want the synthetic value", got)
+	}
+	// drain reset the histogram.
+	h.drain(&s)
+	if s.n != 0 || s.quantile(0.5, 0, 0) != 0 {
+		t.Errorf("after drain: n %d", s.n)
+	}
+	// Extremes do not panic and stay ordered.
+	for _, d := range []time.Duration{-5, 0, 1, 15, 16, 17, 1<<40 + 1, math.MaxInt64} {
+		i := histIndex(d)
+		if i < 0 || i >= histBuckets {
+			t.Fatalf("histIndex(%d) = %d out of range", d, i)
+		}
+	}
+	for d := time.Duration(1); d < 1<<40; d = d*3/2 + 1 {
+		if v := histValue(histIndex(d)); math.Abs(float64(v-d))/float64(d) > 1.0/16 {
+			t.Fatalf("bucket of %v reads %v", d, v)
+		}
+	}
+}

@@ -1,0 +1,91 @@
+package agilelimiter_test
+
+import (
+	"errors"
+	"fmt"
+	"syscall"
+	"time"
+
+	agilelimiter "github.com/agilelimiter/agilelimiter/core"
+)
+
+// Do paces calls to a dependency and feeds the controller each call's round
+// trip, measured from the moment the slot is granted.
+func ExampleLimiter_Do() {
+	lim := agilelimiter.New(agilelimiter.Config{
+		MaxRate:   200,                    // what we promise the dependency
+		SLOTarget: 250 * time.Millisecond, // optional p99 guard
+	})
+	lim.Start()
+	defer lim.Stop()
+
+	err := lim.Do(func() error {
+		// call the dependency here
+		return nil
+	})
+	fmt.Println(err, lim.Stats().Admitted)
+	// Output: <nil> 1
+}
+
+// Do[T] is Do for a call that returns a value.
+func ExampleDo() {
+	lim := agilelimiter.New(agilelimiter.Config{MaxRate: 200})
+	n, err := agilelimiter.Do(lim, func() (int, error) { return 42, nil })
+	fmt.Println(n, err)
+	// Output: 42 <nil>
+}
+
+// Take and Observe are the manual path for calls Do cannot time: measure
+// from the moment Take returns, and report Unavailable instead of Observe for
+// an attempt that never reached the dependency.
+func ExampleLimiter_Take() {
+	lim := agilelimiter.New(agilelimiter.Config{MaxRate: 100, SLOTarget: time.Second})
+	lim.Start()
+	defer lim.Stop()
+
+	for attempt := range 3 {
+		lim.Take()
+		start := time.Now()
+		reached := attempt != 1 // pretend the second attempt was refused
+		if reached {
+			lim.Observe(time.Since(start))
+		} else {
+			lim.Unavailable()
+		}
+	}
+	fmt.Println("admitted:", lim.Stats().Admitted)
+	// Output: admitted: 3
+}
+
+// Classify says which errors are evidence. A refused connection never reached
+// the dependency: reading its instant failure as a fast, healthy answer would
+// raise the rate against a dead port.
+func ExampleConfig_classify() {
+	lim := agilelimiter.New(agilelimiter.Config{
+		MaxRate:   100,
+		SLOTarget: 200 * time.Millisecond,
+		Classify: func(err error) agilelimiter.Outcome {
+			if errors.Is(err, syscall.ECONNREFUSED) {
+				return agilelimiter.Unreachable
+			}
+			return agilelimiter.Reached // a timeout is a real, slow signal
+		},
+	})
+	err := lim.Do(func() error { return syscall.ECONNREFUSED })
+	fmt.Println(errors.Is(err, syscall.ECONNREFUSED))
+	// Output: true
+}
+
+// ConcurrencyLimiter.Do refuses at once when every slot is taken.
+func ExampleConcurrencyLimiter_Do() {
+	lim := agilelimiter.NewConcurrency(agilelimiter.ConcurrencyConfig{MinLimit: 1, MaxLimit: 1, InitialLimit: 1})
+	inner := make(chan error)
+	go func() {
+		inner <- lim.Do(func() error { return nil }) // probably refused: the outer call holds the slot
+	}()
+	err := lim.Do(func() error {
+		return <-inner
+	})
+	fmt.Println(errors.Is(err, agilelimiter.ErrOverloaded))
+	// Output: true
+}
