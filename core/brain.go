@@ -57,14 +57,15 @@ func (b *brain) record(o Outcome, d time.Duration) {
 }
 
 // finish feeds the controller the result of one call made through Do. A call
-// whose caller cancelled it is a truncated measurement and is dropped before
-// Classify runs; a deadline that expired is a timeout, and counts.
-func (b *brain) finish(ctx context.Context, err error, d time.Duration) {
+// whose caller cancelled it (canceled, or an error that is context.Canceled)
+// is a truncated measurement and is dropped before Classify runs; a deadline
+// that expired is a timeout, and counts.
+func (b *brain) finish(canceled bool, err error, d time.Duration) {
 	if err == nil {
 		b.hist.record(d)
 		return
 	}
-	if ctx != nil && errors.Is(ctx.Err(), context.Canceled) || errors.Is(err, context.Canceled) {
+	if canceled || errors.Is(err, context.Canceled) {
 		return
 	}
 	o := Reached

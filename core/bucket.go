@@ -64,15 +64,14 @@ func notify(c chan struct{}) {
 	}
 }
 
-// take returns the planned time of the caller's slot and how long it waited.
-// With a nil ctx it cannot fail.
+// take returns the time of the caller's slot and how long it waited. With a
+// context that never ends and has no deadline it cannot fail.
 func (b *bucket) take(ctx context.Context) (time.Time, time.Duration, error) {
-	var done <-chan struct{}
-	if ctx != nil {
+	done := ctx.Done()
+	if done != nil {
 		if err := ctx.Err(); err != nil {
 			return time.Time{}, 0, err
 		}
-		done = ctx.Done()
 	}
 	b.mu.Lock()
 	start := time.Now()
@@ -84,14 +83,12 @@ func (b *bucket) take(ctx context.Context) (time.Time, time.Duration, error) {
 			return now, 0, nil
 		}
 	}
-	if ctx != nil {
-		if dl, ok := ctx.Deadline(); ok {
-			// The earliest this caller could go, at the current rate.
-			est := b.last.Add(b.interval * time.Duration(b.queued.Load()+1))
-			if est.After(dl) {
-				b.mu.Unlock()
-				return time.Time{}, 0, ErrDeadline
-			}
+	if dl, ok := ctx.Deadline(); ok {
+		// The earliest this caller could go, at the current rate.
+		est := b.last.Add(b.interval * time.Duration(b.queued.Load()+1))
+		if est.After(dl) {
+			b.mu.Unlock()
+			return time.Time{}, 0, ErrDeadline
 		}
 	}
 	w := b.getWaiter()

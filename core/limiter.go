@@ -2,6 +2,7 @@ package agilelimiter
 
 import (
 	"context"
+	"errors"
 	"math"
 	"sync/atomic"
 	"time"
@@ -62,7 +63,7 @@ func (l *Limiter) Stop() { l.brain.halt() }
 // it with Observe or Unavailable for calls Do cannot time; prefer TakeContext
 // when the caller has a deadline.
 func (l *Limiter) Take() time.Time {
-	t, w, _ := l.b.take(nil)
+	t, w, _ := l.b.take(context.Background())
 	l.admit(w)
 	return t
 }
@@ -100,7 +101,7 @@ func (l *Limiter) Do(fn func() error) error {
 	l.Take()
 	start := time.Now()
 	err := fn()
-	l.finish(nil, err, time.Since(start))
+	l.finish(false, err, time.Since(start))
 	return err
 }
 
@@ -114,7 +115,7 @@ func (l *Limiter) DoContext(ctx context.Context, fn func(context.Context) error)
 	}
 	start := time.Now()
 	err := fn(ctx)
-	l.finish(ctx, err, time.Since(start))
+	l.finish(err != nil && errors.Is(ctx.Err(), context.Canceled), err, time.Since(start))
 	return err
 }
 
@@ -123,7 +124,7 @@ func Do[T any](l *Limiter, fn func() (T, error)) (T, error) {
 	l.Take()
 	start := time.Now()
 	v, err := fn()
-	l.finish(nil, err, time.Since(start))
+	l.finish(false, err, time.Since(start))
 	return v, err
 }
 

@@ -99,7 +99,7 @@ func (l *ConcurrencyLimiter) Do(fn func() error) error {
 	defer l.Release()
 	start := time.Now()
 	err := fn()
-	l.finish(nil, err, time.Since(start))
+	l.finish(false, err, time.Since(start))
 	return err
 }
 
