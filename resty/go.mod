@@ -8,5 +8,8 @@ require (
 	github.com/go-resty/resty/v2 v2.17.2
 )
 
+require golang.org/x/net v0.43.0 // indirect
+
 replace github.com/agilelimiter/agilelimiter/core => ../core
+
 replace github.com/agilelimiter/agilelimiter/nethttp => ../nethttp
