@@ -44,7 +44,10 @@ type Exchange struct {
 	Status int
 	// Header holds the response headers. It may be nil.
 	Header HeaderGetter
-	// Err is the error the handler returned or recorded, if any.
+	// Err is the error the handler returned or recorded, if any. After a
+	// panic it is the panic value when that is an error and the adapter saw
+	// it (adapters that never recover leave it nil): Panicked is the signal
+	// to rely on.
 	Err error
 	// Panicked reports whether the handler panicked (Status is then 500).
 	Panicked bool
