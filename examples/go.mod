@@ -7,8 +7,10 @@ require (
 	github.com/agilelimiter/agilelimiter/echo v0.0.0
 	github.com/agilelimiter/agilelimiter/fiber v0.0.0
 	github.com/agilelimiter/agilelimiter/gin v0.0.0
-	github.com/agilelimiter/agilelimiter/nethttp v0.0.0-00010101000000-000000000000
+	github.com/agilelimiter/agilelimiter/nethttp v0.0.0
+	github.com/agilelimiter/agilelimiter/resty v0.0.0
 	github.com/gin-gonic/gin v1.12.0
+	github.com/go-resty/resty/v2 v2.17.2
 	github.com/gofiber/fiber/v2 v2.52.15
 	github.com/labstack/echo/v4 v4.16.0
 )
