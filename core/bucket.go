@@ -66,7 +66,14 @@ func notify(c chan struct{}) {
 
 // take returns the time of the caller's slot and how long it waited. With a
 // context that never ends and has no deadline it cannot fail.
-func (b *bucket) take(ctx context.Context) (time.Time, time.Duration, error) {
+//
+// A caller that must wait needs its slot to come at least reserve (the
+// expected round trip) before its deadline: a call that starts with less time
+// left would only time out, waste the dependency's work and hand the
+// controller a truncated sample that reads as a fast dependency. So it is
+// refused at once, and again at its slot if the rate fell while it waited;
+// either way it consumes nothing. A caller whose slot is free now always goes.
+func (b *bucket) take(ctx context.Context, reserve time.Duration) (time.Time, time.Duration, error) {
 	done := ctx.Done()
 	if done != nil {
 		if err := ctx.Err(); err != nil {
@@ -83,7 +90,9 @@ func (b *bucket) take(ctx context.Context) (time.Time, time.Duration, error) {
 			return now, 0, nil
 		}
 	}
-	if dl, ok := ctx.Deadline(); ok {
+	dl, hasDeadline := ctx.Deadline()
+	dl = dl.Add(-reserve)
+	if hasDeadline {
 		// The earliest this caller could go, at the current rate.
 		est := b.last.Add(b.interval * time.Duration(b.queued.Load()+1))
 		if est.After(dl) {
@@ -108,6 +117,12 @@ func (b *bucket) take(ctx context.Context) (time.Time, time.Duration, error) {
 		}
 		now := time.Now()
 		slot := b.last.Add(b.interval)
+		if !slot.After(now) && hasDeadline && now.After(dl) {
+			b.pop(w)
+			b.mu.Unlock()
+			b.putWaiter(w)
+			return time.Time{}, 0, ErrDeadline
+		}
 		if !slot.After(now) {
 			// Woken at or after the slot (by the timer, or by a rate change
 			// that moved the slot into the past). Keep to the schedule, so

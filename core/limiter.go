@@ -29,6 +29,7 @@ type Limiter struct {
 	canceled    atomic.Uint64
 	waits       histogram // non-zero waits; zero waits are admitted minus these
 	waitP99     atomic.Int64
+	reserve     atomic.Int64 // the fast EWMA at the last tick: the expected round trip
 
 	// per-tick bookkeeping, under brain.mu
 	lastAdmitted, lastRejected uint64
@@ -63,17 +64,20 @@ func (l *Limiter) Stop() { l.brain.halt() }
 // it with Observe or Unavailable for calls Do cannot time; prefer TakeContext
 // when the caller has a deadline.
 func (l *Limiter) Take() time.Time {
-	t, w, _ := l.b.take(context.Background())
+	t, w, _ := l.b.take(context.Background(), 0)
 	l.admit(w)
 	return t
 }
 
-// TakeContext is Take honouring ctx. When the next slot would come after the
-// context's deadline it returns at once an error wrapping [ErrDeadline]; when
-// ctx ends while waiting it returns promptly with ctx.Err(). In both cases no
-// slot is consumed.
+// TakeContext is Take honouring ctx. When the caller would have to wait and
+// its slot would come after the context's deadline, less the typical round
+// trip (Stats().Fast: a call started later would only time out), it returns
+// at once [ErrDeadline]; it returns ErrDeadline too if the rate fell while it
+// waited and that point passed. When ctx ends while waiting it returns
+// promptly with ctx.Err(). In every such case no slot is consumed. A slot that
+// is free now is always taken, whatever the deadline.
 func (l *Limiter) TakeContext(ctx context.Context) (time.Time, error) {
-	t, w, err := l.b.take(ctx)
+	t, w, err := l.b.take(ctx, time.Duration(l.reserve.Load()))
 	if err != nil {
 		if err == ErrDeadline {
 			l.rejDeadline.Add(1)
@@ -178,6 +182,7 @@ func (l *Limiter) saturated(rate float64, dt time.Duration) bool {
 
 // apply implements actuator.
 func (l *Limiter) apply(rate float64) {
+	l.reserve.Store(int64(l.ctl.view.fast))
 	l.rate.Store(math.Float64bits(rate))
 	l.b.setRate(rate)
 }

@@ -275,6 +275,35 @@ func TestTakeContext(t *testing.T) {
 			}
 		})
 	})
+	t.Run("a slot too close to the deadline for a round trip is refused", func(t *testing.T) {
+		synctest.Test(t, func(t *testing.T) {
+			lim := agilelimiter.New(agilelimiter.Config{MinRate: 2, MaxRate: 2, InitialRate: 2})
+			lim.Start()
+			defer lim.Stop()
+			lim.Take()
+			lim.Observe(100 * time.Millisecond) // the dependency takes 100ms
+			time.Sleep(tick)                    // one tick: Fast is 100ms
+			first := lim.Take()
+			tight, cancel := context.WithDeadline(context.Background(), first.Add(550*time.Millisecond))
+			defer cancel()
+			start := time.Now()
+			if _, err := lim.TakeContext(tight); !errors.Is(err, agilelimiter.ErrDeadline) || time.Since(start) != 0 {
+				t.Fatalf("slot at +500ms, deadline +550ms, round trip 100ms: err %v after %v; want ErrDeadline at once", err, time.Since(start))
+			}
+			roomy, cancel2 := context.WithDeadline(context.Background(), first.Add(650*time.Millisecond))
+			defer cancel2()
+			if got, err := lim.TakeContext(roomy); err != nil || got.Sub(first) != 500*time.Millisecond {
+				t.Errorf("deadline +650ms: %v, %v; want the slot at +500ms", got.Sub(first), err)
+			}
+			// A free slot is always taken, however short the deadline.
+			time.Sleep(time.Second)
+			short, cancel3 := context.WithTimeout(context.Background(), time.Millisecond)
+			defer cancel3()
+			if _, err := lim.TakeContext(short); err != nil {
+				t.Errorf("free slot with a 1ms deadline: %v; want it granted", err)
+			}
+		})
+	})
 	t.Run("deadline that allows the slot waits for it", func(t *testing.T) {
 		synctest.Test(t, func(t *testing.T) {
 			lim := agilelimiter.New(agilelimiter.Config{MinRate: 2, MaxRate: 2, InitialRate: 2})
