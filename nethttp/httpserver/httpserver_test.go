@@ -197,6 +197,8 @@ func TestCheapErrorsDoNotRaiseLimit(t *testing.T) {
 
 func TestShedding503DrivesLimitToMin(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
+		// SLOTarget anchors the Unreachable outcomes: this handler never
+		// yields a latency sample for them to stand above.
 		lim := agilelimiter.NewConcurrency(agilelimiter.ConcurrencyConfig{
 			MinLimit: 2, MaxLimit: 64, InitialLimit: 32, SLOTarget: 100 * time.Millisecond,
 		})
