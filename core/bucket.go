@@ -67,8 +67,8 @@ func notify(c chan struct{}) {
 // take returns the time of the caller's slot and how long it waited. With a
 // context that never ends and has no deadline it cannot fail.
 //
-// A caller that must wait needs its slot to come at least reserve (the
-// expected round trip) before its deadline: a call that starts with less time
+// A caller that must wait needs its slot to come at least reserve (a round
+// trip) before its deadline: a call that starts with less time
 // left would only time out, waste the dependency's work and hand the
 // controller a truncated sample that reads as a fast dependency. So it is
 // refused at once, and again at its slot if the rate fell while it waited;

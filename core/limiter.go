@@ -29,7 +29,7 @@ type Limiter struct {
 	canceled    atomic.Uint64
 	waits       histogram // non-zero waits; zero waits are admitted minus these
 	waitP99     atomic.Int64
-	reserve     atomic.Int64 // the fast EWMA at the last tick: the expected round trip
+	reserve     atomic.Int64 // the round trip a call needs: max(p99, fast) at the last tick
 
 	// per-tick bookkeeping, under brain.mu
 	lastAdmitted, lastRejected uint64
@@ -70,8 +70,9 @@ func (l *Limiter) Take() time.Time {
 }
 
 // TakeContext is Take honouring ctx. When the caller would have to wait and
-// its slot would come after the context's deadline, less the typical round
-// trip (Stats().Fast: a call started later would only time out), it returns
+// its slot would come after the context's deadline, less a round trip (the
+// last tick's P99, or Fast if higher: a call started later would likely time
+// out, wasting the dependency's work on a truncated sample), it returns
 // at once [ErrDeadline]; it returns ErrDeadline too if the rate fell while it
 // waited and that point passed. When ctx ends while waiting it returns
 // promptly with ctx.Err(). In every such case no slot is consumed. A slot that
@@ -182,7 +183,7 @@ func (l *Limiter) saturated(rate float64, dt time.Duration) bool {
 
 // apply implements actuator.
 func (l *Limiter) apply(rate float64) {
-	l.reserve.Store(int64(l.ctl.view.fast))
+	l.reserve.Store(int64(max(l.ctl.view.fast, l.ctl.view.p99)))
 	l.rate.Store(math.Float64bits(rate))
 	l.b.setRate(rate)
 }

@@ -19,8 +19,8 @@ import (
 // The outbound side: an open-loop stream of callers, each with a deadline,
 // calls the dependency through an http.Client whose transport the Limiter
 // wraps. Callers queue in the limiter; a caller whose slot would leave the
-// call less than callReserve before its deadline is refused at once, without
-// waiting and without reaching the dependency.
+// call less than a typical round trip before its deadline is refused at once
+// by the limiter, without waiting and without reaching the dependency.
 
 // Settings of the outbound run. The ceiling is twice the dependency's normal
 // capacity: a static limit you would promise it. The SLO is five times its
@@ -30,7 +30,6 @@ const (
 	minRate       = 5                  // req/s, the probe rate during an outage
 	slo           = 150 * time.Millisecond
 	callerTimeout = time.Second           // each caller's deadline, wait included
-	callReserve   = 2 * slo               // the least time left for the call itself; see room
 	idleLatency   = 20 * time.Millisecond // the dependency's latency without a queue
 )
 
@@ -74,43 +73,12 @@ type outboundRun struct {
 // transport inside the limiter can report the bare round trip to the caller.
 type rttKey struct{}
 
-// callerKey carries the caller's own context past the limiter; see room.
-type callerKey struct{}
-
-// room sits outside the limiter and makes it refuse a slot that would leave
-// the call less than reserve before the caller's deadline: the limiter sees a
-// context whose deadline is reserve earlier, and timing, inside the limiter,
-// sends the request with the caller's own context again.
-//
-// Why: TakeContext refuses only a slot that comes after the deadline itself.
-// Under sustained overload callers queue up to their deadline, so without a
-// reserve nearly every admitted call starts with a few milliseconds left,
-// times out, wastes the dependency's work and feeds the controller a short,
-// truncated sample that reads as a fast dependency.
-type room struct {
-	reserve time.Duration
-	next    http.RoundTripper
-}
-
-func (t room) RoundTrip(r *http.Request) (*http.Response, error) {
-	dl, ok := r.Context().Deadline()
-	if !ok {
-		return t.next.RoundTrip(r)
-	}
-	ctx, cancel := context.WithDeadline(context.WithValue(r.Context(), callerKey{}, r.Context()), dl.Add(-t.reserve))
-	defer cancel()
-	return t.next.RoundTrip(r.WithContext(ctx))
-}
-
 // timing is the innermost transport: it measures the round trip alone, the
 // limiter's wait excluded, for the demo's own figures.
 type timing struct{ next http.RoundTripper }
 
 func (t timing) RoundTrip(r *http.Request) (*http.Response, error) {
 	ctx := r.Context()
-	if caller, ok := ctx.Value(callerKey{}).(context.Context); ok {
-		r = r.WithContext(caller)
-	}
 	start := time.Now()
 	resp, err := t.next.RoundTrip(r)
 	if p, ok := ctx.Value(rttKey{}).(*atomic.Int64); ok {
@@ -138,7 +106,7 @@ func runOutbound(sc scenario, length time.Duration, demand float64, w io.Writer)
 
 	base := http.DefaultTransport.(*http.Transport).Clone()
 	base.MaxIdleConnsPerHost = 512 // keep connections: dialing is not what we measure
-	client := &http.Client{Transport: room{callReserve, httpclient.Wrap(timing{base}, lim)}}
+	client := &http.Client{Transport: httpclient.Wrap(timing{base}, lim)}
 	defer base.CloseIdleConnections()
 
 	r := &outboundRun{sc: sc, length: length, demand: demand}
@@ -306,8 +274,8 @@ func (r *outboundRun) summary(w io.Writer) {
 	st := r.final
 	fmt.Fprintf(w, "limiter: admitted %d, refused for deadline %d, cancelled while waiting %d, waiting now %d, wait p99 %s, last tick: %s\n",
 		st.Admitted, st.RejectedDeadline, st.Canceled, st.Waiting, ms(st.WaitP99), st.Decision)
-	fmt.Fprintf(w, "  in SLO = answered 200 within %s, of the calls sent; refused = never sent: no slot left the call %s before the caller's %s deadline\n",
-		slo, callReserve, callerTimeout)
+	fmt.Fprintf(w, "  in SLO = answered 200 within %s, of the calls sent; refused = never sent: no slot left the call a round trip (%s now) before the caller's %s deadline\n",
+		slo, ms(st.Fast), callerTimeout)
 }
 
 // checkCeiling reports a failure if more than MaxRate calls reached the
