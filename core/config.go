@@ -37,16 +37,16 @@ func (a Anchor) String() string {
 // Defaults of the tuning knobs. Each is what a zero field in [Config] or
 // [ConcurrencyConfig] means; the field's comment says why the value is what it is.
 const (
-	DefaultTickInterval    = 100 * time.Millisecond
-	DefaultFastHalfLife    = 200 * time.Millisecond
-	DefaultSlowHalfLife    = 10 * time.Second
-	DefaultTargetInflation = 1.0
-	DefaultDeadband        = 0.2
-	DefaultGain            = 0.5
-	DefaultUpStep          = 0.01
-	DefaultDownStep        = 0.3
-	DefaultSlowStartGain   = 2.0
-	DefaultMaxBaselineRise = 0.01
+	DefaultTickInterval    = 100 * time.Millisecond // see Config.TickInterval
+	DefaultFastHalfLife    = 200 * time.Millisecond // see Config.FastHalfLife
+	DefaultSlowHalfLife    = 10 * time.Second       // see Config.SlowHalfLife
+	DefaultTargetInflation = 1.0                    // see Config.TargetInflation
+	DefaultDeadband        = 0.2                    // see Config.Deadband
+	DefaultGain            = 0.5                    // see Config.Gain
+	DefaultUpStep          = 0.01                   // see Config.UpStep
+	DefaultDownStep        = 0.3                    // see Config.DownStep
+	DefaultSlowStartGain   = 2.0                    // see Config.SlowStartGain
+	DefaultMaxBaselineRise = 0.01                   // see Config.MaxBaselineRise
 )
 
 // Config configures an outbound [Limiter]. Only MaxRate is required; every other
@@ -139,7 +139,10 @@ type Config struct {
 	// MaxBaselineRise caps how much the baseline may rise in one tick, as a
 	// fraction of itself. Zero means 0.01 (1% a tick, doubling in about 70 ticks):
 	// a long overload cannot drag the baseline up to the congested latency and
-	// make congestion look normal (baseline pollution). Must be ≥ 0.
+	// make congestion look normal (baseline pollution). The baseline does not
+	// rise at all within SlowHalfLife/2 of a cut: near a knee the controller
+	// holds latency above the true floor, and a baseline creeping toward it
+	// would ratchet the window up. Must be ≥ 0.
 	MaxBaselineRise float64
 	// BackoffTicks is how many consecutive congested ticks must agree before the
 	// rate is cut. Zero means 1 under AnchorBaseline (react at once) and 2 under
