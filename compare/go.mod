@@ -4,6 +4,7 @@ go 1.26.0
 
 require (
 	github.com/agilelimiter/agilelimiter/core v0.0.0
+	github.com/agilelimiter/agilelimiter/nethttp v0.0.0-00010101000000-000000000000
 	github.com/failsafe-go/failsafe-go v0.9.8
 	go.uber.org/ratelimit v0.3.1
 	golang.org/x/time v0.16.0

@@ -3,6 +3,7 @@ package sim
 import (
 	"context"
 	"math"
+	"net/http"
 	"strconv"
 	"time"
 
@@ -30,6 +31,11 @@ type Gate interface {
 type Arm struct {
 	Name string
 	New  func(sc *Scenario, dep *Dependency) Gate
+	// Verdict, if set, decides what each call teaches the gate, from the
+	// call as an HTTP client sees it (see HTTPExchange). Nil means every
+	// answer, cache hits included, and every timeout is Reached, and a
+	// refusal is Unreachable.
+	Verdict func(resp *http.Response, err error, d time.Duration) agilelimiter.Outcome
 }
 
 // Agile returns an arm for the project's Limiter with the config mk builds for

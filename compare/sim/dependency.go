@@ -19,6 +19,9 @@ const (
 	// Refused means the dependency refused the call at once (a closed port, an
 	// instant 503): it used no capacity.
 	Refused
+	// Hit means a cache in front of the dependency answered (Scenario.HitRatio)
+	// in Scenario.HitLatency, without reaching it.
+	Hit
 )
 
 // refuseRTT is how long a refusal takes to come back: a round trip to a host
@@ -70,6 +73,15 @@ func (d *Dependency) Call() (Status, time.Duration) {
 	now := time.Now()
 	el := now.Sub(d.start)
 	sc := d.sc
+	if sc.HitRatio > 0 {
+		d.mu.Lock()
+		hit := d.rng.Float64() < sc.HitRatio
+		d.mu.Unlock()
+		if hit {
+			time.Sleep(sc.HitLatency)
+			return Hit, sc.HitLatency
+		}
+	}
 	if sc.Refuse != nil && sc.Refuse(el) {
 		time.Sleep(refuseRTT)
 		return Refused, refuseRTT

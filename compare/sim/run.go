@@ -22,6 +22,11 @@ type Result struct {
 	// Mean and P99 are over the calls that reached the dependency (answered or
 	// timed out at Timeout); refusals, which take no time, are left out.
 	Mean, P99 time.Duration
+	// Hits is the number of calls a cache answered; OriginInside is the share
+	// of the other calls (those that went to the dependency) answered inside
+	// the SLO.
+	Hits         int
+	OriginInside float64
 	// Wasted is the share of the dependency's work spent on requests whose
 	// client had already given up.
 	Wasted float64
@@ -88,11 +93,7 @@ func RunWatch(sc Scenario, arm Arm, every time.Duration, watch func(t time.Durat
 				at := time.Since(dep.start)
 				st, d := dep.Call()
 				mine = append(mine, call{at, st, d})
-				o := agilelimiter.Reached // a timeout is evidence: at least that slow
-				if st == Refused {
-					o = agilelimiter.Unreachable
-				}
-				gate.Done(o, d)
+				gate.Done(outcome(arm, st, d), d)
 			}
 			mu.Lock()
 			calls = append(calls, mine...)
@@ -121,6 +122,18 @@ func RunWatch(sc Scenario, arm Arm, every time.Duration, watch func(t time.Durat
 	return r
 }
 
+// outcome is what the arm's gate learns from one call.
+func outcome(arm Arm, st Status, d time.Duration) agilelimiter.Outcome {
+	if arm.Verdict != nil {
+		resp, err := HTTPExchange(st)
+		return arm.Verdict(resp, err, d)
+	}
+	if st == Refused {
+		return agilelimiter.Unreachable
+	}
+	return agilelimiter.Reached // a timeout is evidence: at least that slow
+}
+
 func capacityAt(sc *Scenario, t time.Duration) float64 {
 	if sc.Refuse != nil && sc.Refuse(t) {
 		return 0
@@ -137,8 +150,14 @@ func summarize(sc *Scenario, calls []call, series []Point) Result {
 		bucket = make([][]time.Duration, len(series))
 		goodAt = make([]int, len(series))
 	)
+	originGood := 0
 	for _, c := range calls {
 		i := min(int(c.at/SeriesStep), len(series)-1)
+		if c.status == Hit {
+			r.Hits++
+		} else if c.status == Answered && c.d <= sc.SLO {
+			originGood++
+		}
 		if c.status == Answered && c.d <= sc.SLO {
 			good++
 			goodAt[i]++
@@ -152,6 +171,9 @@ func summarize(sc *Scenario, calls []call, series []Point) Result {
 	r.Goodput = float64(good) / sc.Duration.Seconds()
 	if len(calls) > 0 {
 		r.Inside = float64(good) / float64(len(calls))
+	}
+	if origin := len(calls) - r.Hits; origin > 0 {
+		r.OriginInside = float64(originGood) / float64(origin)
 	}
 	if len(reach) > 0 {
 		r.Mean = sum / time.Duration(len(reach))

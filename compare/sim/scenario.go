@@ -43,6 +43,10 @@ type Scenario struct {
 	// TailFactor: a heavy tail that does not consume capacity (a retransmit, a
 	// slow replica of the network path).
 	TailProb, TailFactor float64
+	// HitRatio is the share of calls a cache in front of the dependency
+	// answers in HitLatency without reaching it. Zero means no cache.
+	HitRatio   float64
+	HitLatency time.Duration
 	// Seed seeds the jitter.
 	Seed uint64
 }
