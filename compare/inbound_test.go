@@ -3,6 +3,7 @@ package compare_test
 import (
 	"math/rand/v2"
 	"slices"
+	"strconv"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -84,7 +85,7 @@ func runKnee(a admitter) inboundResult {
 }
 
 func semaphore(n int) admitter {
-	return admitter{"semaphore-" + itoa(n), func() (func() (func(time.Duration), bool), func()) {
+	return admitter{"semaphore-" + strconv.Itoa(n), func() (func() (func(time.Duration), bool), func()) {
 		sem := make(chan struct{}, n)
 		release := func(time.Duration) { <-sem }
 		return func() (func(time.Duration), bool) {
@@ -96,14 +97,6 @@ func semaphore(n int) admitter {
 			}
 		}, func() {}
 	}}
-}
-
-func itoa(n int) string {
-	b := []byte{}
-	for ; n > 0; n /= 10 {
-		b = append([]byte{byte('0' + n%10)}, b...)
-	}
-	return string(b)
 }
 
 func TestInboundKnee(t *testing.T) {
@@ -136,9 +129,9 @@ func TestInboundKnee(t *testing.T) {
 			a.name, 100*float64(r.admitted)/float64(r.offered), r.offered,
 			float64(r.inside)/kneeRun.Seconds(), 100*float64(r.inside)/float64(max(r.admitted, 1)), r.p99.Round(time.Millisecond))
 	}
-	agile, wide := res["agile ConcurrencyLimiter"], res["semaphore-"+itoa(20*kneeSlots)]
-	if float64(agile.inside) < 0.8*float64(res["semaphore-"+itoa(kneeSlots)].inside) {
-		t.Errorf("ConcurrencyLimiter served %d inside the SLO, far below a semaphore at the knee (%d)", agile.inside, res["semaphore-"+itoa(kneeSlots)].inside)
+	agile, wide := res["agile ConcurrencyLimiter"], res["semaphore-"+strconv.Itoa(20*kneeSlots)]
+	if float64(agile.inside) < 0.8*float64(res["semaphore-"+strconv.Itoa(kneeSlots)].inside) {
+		t.Errorf("ConcurrencyLimiter served %d inside the SLO, far below a semaphore at the knee (%d)", agile.inside, res["semaphore-"+strconv.Itoa(kneeSlots)].inside)
 	}
 	// Measured today: 89% of admitted inside the SLO with a 278 ms p99, while
 	// failsafe-go's adaptivelimiter keeps 100% inside (p99 58 ms) at the same
