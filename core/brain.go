@@ -14,6 +14,7 @@ import (
 // lifecycle, and is taken once a tick and by Stats.
 type brain struct {
 	s           settings
+	perSecond   bool // the limit is a rate: delivered throughput is in its units
 	hist        histogram
 	unreachable atomic.Uint64
 
@@ -124,6 +125,9 @@ func (b *brain) tick(a actuator, now time.Time) {
 	b.hist.drain(&b.snap)
 	in := tick{hist: &b.snap, unreachable: b.unreachable.Swap(0)}
 	in.saturated = a.saturated(b.ctl.limit, dt)
+	if b.perSecond && dt > 0 {
+		in.delivered = float64(b.snap.n) / dt.Seconds()
+	}
 	a.apply(b.ctl.step(in))
 	b.ticks++
 }

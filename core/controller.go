@@ -9,6 +9,21 @@ import (
 // one tick's samples. It knows nothing of clocks, goroutines or actuators; the
 // limiters feed it a drained histogram every TickInterval and push the limit it
 // returns to their bucket or semaphore. That keeps the law testable as a table.
+//
+// The law is SPEC §3's, with these refinements, each measured in compare/:
+//   - a cut is spent at most once per round trip, and not while the queue is
+//     visibly draining, unless a rate limit sees it still sends more than gets
+//     through (the cut's effect arrives a round trip later; cutting on stale
+//     latency drove the rate far below capacity);
+//   - the fast signal falls at once and congestion needs the tick to agree;
+//   - slow start ends at a 25% latency rise, before the queue it builds;
+//   - no probing past the baseline window under either anchor, and latency
+//     still rising past it for two ticks is congestion even under AnchorSLO
+//     (a level shift is forgiven, a growing queue is not);
+//   - after a cut, recovery returns multiplicatively to 90% of the last limit
+//     the resource sustained (for a rate, at most the throughput that got
+//     through), then probes additively.
+//   - the baseline rises only after a quiet spell without cuts.
 type controller struct {
 	s     settings
 	limit float64
@@ -32,6 +47,18 @@ type controller struct {
 	// sinceCut counts ticks since the limit last went down; the baseline
 	// may rise only once it reaches quiet.
 	sinceCut, quiet int
+	// known is the limit the resource was last seen to sustain: the limit
+	// before the first cut of a congestion episode, or the throughput that got
+	// through during it when that is lower (a rate limit knows it). Recovery
+	// returns quickly to 90% of it, then probes additively.
+	known float64
+	// probed is set by a probe and cleared by a cut: the next cut starts a
+	// new congestion episode.
+	probed bool
+	// prevP50 is the last tick's p50, to see a queue draining or growing;
+	// growRun counts the ticks in a row it rose past the baseline window.
+	prevP50 float64
+	growRun int
 	// blind counts the blind ticks in a row during which demand reached the
 	// limit: at a low rate evidence arrives every few ticks, and a backoff then
 	// spends one step per tick it covers, so the rate falls as fast in time as
@@ -60,17 +87,24 @@ const (
 	decRamp                      // multiplicative, RecoverRamp
 	decBackoff                   // proportional backoff
 	decSLO                       // p99 above SLOTarget: full DownStep
+	decReturn                    // multiplicative return toward the last sustained limit
 )
 
-var decisionNames = [...]string{"blind", "hold", "idle", "probe", "slow-start", "ramp", "backoff", "slo-backoff"}
+var decisionNames = [...]string{"blind", "hold", "idle", "probe", "slow-start", "ramp", "backoff", "slo-backoff", "return"}
 
 func (d decision) String() string { return decisionNames[d] }
+
+// growTicks is how many ticks in a row latency must rise past the baseline
+// window to read as a growing queue rather than a level shift (a benign rise
+// shows as a rise for a tick or two while the histogram turns over).
+var growTicks = 2
 
 // tick is one tick's evidence.
 type tick struct {
 	hist        *snapshot // real samples
 	unreachable uint64    // Unavailable calls
 	saturated   bool      // demand reached the limit during the tick
+	delivered   float64   // completions per second, for a rate limit; 0 if unknown
 }
 
 func newController(s settings) *controller {
@@ -178,6 +212,27 @@ func (c *controller) step(in tick) float64 {
 
 	high := c.high()
 	low := high * (1 - c.s.deadband)
+	// Queueing has begun when the signal passes the baseline-anchored window,
+	// whatever the anchor: under AnchorSLO that is no reason to cut (the rise
+	// may be benign), but it is no reason to probe further either.
+	queueing := c.baseSet && math.Max(c.fast, p50) > c.baseline*(1+c.s.inflation)
+	// Slow start ends at the first sign of a queue (a quarter of the way to
+	// the window, as TCP's HyStart ends on a delay increase), not at the first
+	// cut: doubling past capacity builds a queue that takes seconds to drain.
+	if c.cold && c.baseSet && p50 > c.baseline*(1+c.s.inflation/4) {
+		c.cold = false
+	}
+	prevP50 := c.prevP50
+	c.prevP50 = p50
+	// A level shift is what AnchorSLO forgives; a queue that keeps growing is
+	// not. Past the baseline window with latency still rising, the resource is
+	// getting more than it can serve, whatever the anchor.
+	if queueing && prevP50 > 0 && p50 > 1.05*prevP50 {
+		c.growRun++
+	} else {
+		c.growRun = 0
+	}
+	growing := c.growRun >= growTicks
 	factor := 1.0
 	dec := decHold
 	// Congestion needs the smoothed signal and the tick itself to agree: the
@@ -186,11 +241,24 @@ func (c *controller) step(in tick) float64 {
 	if congested {
 		factor = math.Max(1-c.s.gain*(c.fast-high)/high, 1-c.s.downStep)
 		dec = decBackoff
+	} else if growing {
+		hb := c.baseline * (1 + c.s.inflation)
+		congested, dec = true, decBackoff
+		factor = math.Max(1-c.s.gain*(math.Max(c.fast, p50)-hb)/hb, 1-c.s.downStep)
 	}
 	if c.s.slo > 0 && p99 > c.s.slo {
 		congested, factor, dec = true, 1-c.s.downStep, decSLO
 	}
-	healthy := !congested && c.fast <= low
+	healthy := !congested && c.fast <= low && !queueing
+	// A queue that is already draining after a cut needs time, not another
+	// cut: cutting again on its stale latency overshoots far below capacity.
+	// A rate limit knows whether its queue grows: it sends more than gets
+	// through. Then the next cut need not wait a round trip (which the queue
+	// itself has made long) to be judged.
+	overdriven := in.delivered > 0 && c.limit > 1.05*in.delivered
+	// A rate limit knows it for sure: it sends less than gets through.
+	draining := congested && !c.probed && c.known > 0 &&
+		(p50 < 0.95*prevP50 || (in.delivered > 0 && c.limit < 0.95*in.delivered))
 
 	switch {
 	case congested:
@@ -204,7 +272,14 @@ func (c *controller) step(in tick) float64 {
 	}
 
 	switch {
-	case congested && c.congestedRun >= c.s.backoffTicks && c.cooldown == 0:
+	case congested && c.congestedRun >= c.s.backoffTicks && (c.cooldown == 0 || overdriven) && !draining:
+		if c.probed || c.known == 0 {
+			c.known = c.limit
+			if in.delivered > 0 {
+				c.known = math.Min(c.known, in.delivered)
+			}
+			c.probed = false
+		}
 		if cut := math.Max(c.limit*math.Pow(factor, float64(steps)), c.s.min); cut < c.limit {
 			c.limit, c.sinceCut = cut, 0
 		}
@@ -220,11 +295,18 @@ func (c *controller) step(in tick) float64 {
 			break
 		}
 		additive := c.limit + c.s.upStep*c.s.max
+		c.probed = true
 		switch {
 		case c.cold:
 			c.limit, dec = math.Max(c.limit*c.s.slowStartGain, additive), decSlowStart
 		case c.s.recoverRamp > 0 && c.fast <= c.s.recoverRamp*high:
 			c.limit, dec = math.Max(c.limit*c.s.slowStartGain, additive), decRamp
+		case additive < 0.9*c.known:
+			// Far below what the resource was last seen to sustain: return
+			// there quickly, multiplicatively, and probe additively only
+			// near it, where the next congestion is likely (as CUBIC and BIC
+			// do). The gap between instances still shrinks at every cut.
+			c.limit, dec = math.Min(math.Max(c.limit*c.s.slowStartGain, additive), 0.9*c.known), decReturn
 		default:
 			c.limit, dec = additive, decProbe
 		}

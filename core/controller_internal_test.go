@@ -58,7 +58,9 @@ func TestStepTable(t *testing.T) {
 			// fast jumps no faster than its EWMA: one tick at 100ms moves it part way
 			{samples(10, 150*ms), 0, true, proportional(200, 20*ms, 150*ms), decBackoff},
 			{samples(10, 150*ms), 0, true, proportional(200, 20*ms, 150*ms), decHold}, // one cut per 150ms round trip
-			{samples(10, 20*ms), 0, true, proportional(200, 20*ms, 150*ms) + 10, decProbe},
+			// back under the window: return at once to 90% of the 200 that held
+			{samples(10, 20*ms), 0, true, 180, decReturn},
+			{samples(10, 20*ms), 0, true, 190, decProbe}, // then additive: +1% of the ceiling
 		}},
 		{"p99 above the SLO costs a full DownStep", Config{MaxRate: 1000, InitialRate: 100, SLOTarget: 50 * ms}, []step{
 			{samples(10, 10*ms), 0, true, 200, decSlowStart},
@@ -127,10 +129,11 @@ func mix(n1 int, d1 time.Duration, n2 int, d2 time.Duration) *snapshot {
 	return s
 }
 
-// The additive probe converges: two controllers with the same config, one at
-// 20 and one at 200, see the same congestion and the same healthy ticks; the
-// gap between them shrinks at every cut. A multiplicative probe would keep
-// their 10:1 ratio for ever.
+// The probe converges: two controllers with the same config, one at 20 and
+// one at 200, see the same congestion and the same healthy ticks; the gap
+// between them shrinks at every cut (by DownStep, and by the 90% of the quick
+// return to the last sustained limit). A multiplicative probe would keep their
+// 10:1 ratio for ever.
 func TestAdditiveProbeConverges(t *testing.T) {
 	cfg := Config{MaxRate: 1000, InitialRate: 20, SLOTarget: 50 * time.Millisecond}
 	a, b := newController(settingsFor(t, cfg)), newController(settingsFor(t, cfg))
@@ -138,7 +141,7 @@ func TestAdditiveProbeConverges(t *testing.T) {
 	a.cold, b.cold = false, false
 	healthy, congested := samples(10, 10*time.Millisecond), samples(10, 100*time.Millisecond)
 	gap0 := b.limit - a.limit
-	for range 30 {
+	for range 60 {
 		for range 5 {
 			a.step(tick{hist: healthy, saturated: true})
 			b.step(tick{hist: healthy, saturated: true})
@@ -149,7 +152,7 @@ func TestAdditiveProbeConverges(t *testing.T) {
 		b.step(tick{hist: healthy, saturated: false})
 	}
 	gap := b.limit - a.limit
-	t.Logf("gap %.1f → %.3f after 30 AIMD cycles (limits %.1f, %.1f)", gap0, gap, a.limit, b.limit)
+	t.Logf("gap %.1f → %.3f after 60 cycles (limits %.1f, %.1f)", gap0, gap, a.limit, b.limit)
 	if gap > 0.01*gap0 {
 		t.Errorf("gap %.1f from %.1f; want it to shrink toward 0", gap, gap0)
 	}

@@ -46,6 +46,7 @@ func New(c Config) *Limiter {
 	}
 	l := &Limiter{}
 	l.brain.init(s)
+	l.perSecond = true
 	l.b.init(s.initial, s.max)
 	l.rate.Store(math.Float64bits(s.initial))
 	return l

@@ -28,7 +28,8 @@ type Stats struct {
 	// Unreachable is how many of Samples were synthetic (Unavailable calls).
 	Unreachable int
 	// Decision says what the last tick did: "blind", "hold", "idle" (healthy
-	// but the limit was not used up), "probe", "slow-start", "ramp", "backoff"
+	// but the limit was not used up), "probe", "return" (quickly back toward
+	// the last limit the resource sustained), "slow-start", "ramp", "backoff"
 	// or "slo-backoff".
 	Decision string
 	// Ticks counts controller ticks since Start.

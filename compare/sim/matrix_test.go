@@ -132,24 +132,26 @@ func TestFixedRatesFailWhenCapacityMoves(t *testing.T) {
 }
 
 // The goal for the default SLO-anchored configuration is ≥ 90% inside the
-// SLO and ≥ 0.8 of the oracle's goodput in every scenario. It is NOT met yet:
-// the floors below are what the controller achieves today (with a margin for
-// scheduling noise), so a regression fails here while the gap stays visible
-// in the log. The dominant losses, measured tick by tick: the cold start
-// doubles to MaxRate (300) before the first samples show the queue, and the
-// additive probe overshoots the capacity by ~20% before p50 reaches 80% of
-// the SLO, after which the p99 guard's full DownStep cuts well below it.
+// SLO and ≥ 0.8 of the oracle's goodput in every scenario. It is met in
+// steady and diurnal, not yet elsewhere: the floors below are what the
+// controller achieves today (with a margin for scheduling noise under -race),
+// so a regression fails here while the gap stays visible in the log. What is
+// left, measured tick by tick: a sudden capacity drop builds a queue in the
+// two or three ticks before any completed call can show it, and that queue
+// takes about a second to drain at the new capacity; under AnchorSLO a level
+// shift (benign-bump, flapping) can still read as a growing queue for two
+// ticks and cost a cut.
 func TestGoalForAnchorSLO(t *testing.T) {
 	const goalInside, goalOfOracle = 0.90, 0.80
 	floors := map[string]struct{ inside, ofOracle float64 }{
-		"steady":            {0.72, 0.60},
-		"benign-bump":       {0.82, 0.75},
-		"slo-breaks":        {0.60, 0.40},
-		"capacity-drops":    {0.42, 0.35},
-		"capacity-recovers": {0.65, 0.52},
-		"flapping-latency":  {0.72, 0.55},
-		"diurnal":           {0.64, 0.52},
-		"outage":            {0.68, 0.44},
+		"steady":            {0.88, 0.88},
+		"benign-bump":       {0.85, 0.68},
+		"slo-breaks":        {0.72, 0.78},
+		"capacity-drops":    {0.66, 0.65},
+		"capacity-recovers": {0.77, 0.70},
+		"flapping-latency":  {0.76, 0.73},
+		"diurnal":           {0.85, 0.85},
+		"outage":            {0.81, 0.73},
 	}
 	tab := theMatrix(t)
 	for _, sc := range tab.Scenarios {
@@ -168,6 +170,21 @@ func TestGoalForAnchorSLO(t *testing.T) {
 		if c.Inside < f.inside || c.OfOracle < f.ofOracle {
 			t.Errorf("%s: AnchorSLO %.1f%% inside, %.2f of oracle; regressed below the recorded %.0f%%, %.2f",
 				sc.Name, 100*c.Inside, c.OfOracle, 100*f.inside, f.ofOracle)
+		}
+	}
+}
+
+// Under AnchorBaseline (the zero-value anchor, with the scenario's SLO as the
+// p99 guard) the controller meets the goal wherever the latency floor does not
+// move: everything but the benign rises, which it reads as congestion by
+// design (AnchorSLO is the answer to those).
+func TestAnchorBaselineMeetsGoal(t *testing.T) {
+	tab := theMatrix(t)
+	for _, name := range []string{"steady", "capacity-drops", "capacity-recovers", "diurnal", "outage"} {
+		c := cell(t, tab, name, "agile-baseline")
+		t.Logf("%-18s AnchorBaseline: %5.1f%% inside, %.2f of the oracle's goodput", name, 100*c.Inside, c.OfOracle)
+		if c.Inside < 0.87 || c.OfOracle < 0.85 {
+			t.Errorf("%s: AnchorBaseline %.1f%% inside, %.2f of oracle; want ≥ 87%% and ≥ 0.85", name, 100*c.Inside, c.OfOracle)
 		}
 	}
 }
