@@ -61,7 +61,8 @@ func (l *Limiter) Start() { l.brain.start(l) }
 // their slots at the current rate. Stop is idempotent.
 func (l *Limiter) Stop() { l.brain.halt() }
 
-// Take blocks until the caller's slot and returns its planned send time. Use
+// Take blocks until the caller's slot and returns the instant it was granted
+// (the send time to measure a round trip from). Use
 // it with Observe or Unavailable for calls Do cannot time; prefer TakeContext
 // when the caller has a deadline.
 func (l *Limiter) Take() time.Time {
@@ -104,8 +105,7 @@ func (l *Limiter) admit(wait time.Duration) {
 // part of a sample. A non-nil error goes through Config.Classify; an error that
 // is context.Canceled is dropped. Do returns fn's error.
 func (l *Limiter) Do(fn func() error) error {
-	l.Take()
-	start := time.Now()
+	start := l.Take() // the instant the slot was granted: one clock read saved
 	err := fn()
 	l.finish(false, err, time.Since(start))
 	return err
@@ -116,19 +116,18 @@ func (l *Limiter) Do(fn func() error) error {
 // by the time fn fails is dropped; a deadline that expired is a timeout and
 // counts.
 func (l *Limiter) DoContext(ctx context.Context, fn func(context.Context) error) error {
-	if _, err := l.TakeContext(ctx); err != nil {
+	start, err := l.TakeContext(ctx)
+	if err != nil {
 		return err
 	}
-	start := time.Now()
-	err := fn(ctx)
+	err = fn(ctx)
 	l.finish(err != nil && errors.Is(ctx.Err(), context.Canceled), err, time.Since(start))
 	return err
 }
 
 // Do is [Limiter.Do] for a call that returns a value.
 func Do[T any](l *Limiter, fn func() (T, error)) (T, error) {
-	l.Take()
-	start := time.Now()
+	start := l.Take()
 	v, err := fn()
 	l.finish(false, err, time.Since(start))
 	return v, err
