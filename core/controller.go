@@ -13,8 +13,10 @@ import (
 // The law is SPEC §3's, with these refinements, each measured in compare/:
 //   - a cut is spent at most once per round trip, and not while the queue is
 //     visibly draining, unless a rate limit sees it still sends more than gets
-//     through (the cut's effect arrives a round trip later; cutting on stale
-//     latency drove the rate far below capacity);
+//     through, or too much for the queue to drain within half a second (the
+//     cut's effect arrives a round trip later; cutting on stale latency drove
+//     the rate far below capacity, and a queue left to drain slowly made every
+//     call in it miss the SLO);
 //   - the fast signal falls at once and congestion needs the tick to agree;
 //   - slow start ends at a 25% latency rise, before the queue it builds;
 //   - no probing past the baseline window under either anchor, and latency
@@ -98,6 +100,9 @@ func (d decision) String() string { return decisionNames[d] }
 // window to read as a growing queue rather than a level shift (a benign rise
 // shows as a rise for a tick or two while the histogram turns over).
 var growTicks = 2
+
+// drainTicks is how soon a rate limit wants the queue it built drained.
+const drainTicks = 5
 
 // tick is one tick's evidence.
 type tick struct {
@@ -253,11 +258,22 @@ func (c *controller) step(in tick) float64 {
 	// A queue that is already draining after a cut needs time, not another
 	// cut: cutting again on its stale latency overshoots far below capacity.
 	// A rate limit knows whether its queue grows: it sends more than gets
-	// through. Then the next cut need not wait a round trip (which the queue
-	// itself has made long) to be judged.
-	overdriven := in.delivered > 0 && c.limit > 1.05*in.delivered
-	// A rate limit knows it for sure: it sends less than gets through.
-	draining := congested && !c.probed && c.known > 0 &&
+	// through. It also knows how long the queue will take to drain: the
+	// queued requests are about (p50 − baseline) × throughput, and they drain
+	// at throughput − rate. Sending too much to drain within drainTicks is
+	// overdriving too. Then the next cut need not wait a round trip (which
+	// the queue itself has made long) to be judged.
+	slowDrain := false
+	if in.delivered > 0 && c.baseSet && congested {
+		queued := math.Max(0, p50-c.baseline) / float64(time.Second) * in.delivered
+		// ...but never aim below a quarter of the throughput: the rate is also
+		// how the controller measures, and one that collapses to the floor
+		// is blind for seconds afterwards.
+		slowDrain = c.limit > math.Max(in.delivered-queued/(drainTicks*c.s.tick.Seconds()), in.delivered/4)
+	}
+	overdriven := in.delivered > 0 && (c.limit > 1.05*in.delivered || slowDrain)
+	// A queue that drains fast enough needs time, not another cut.
+	draining := congested && !c.probed && c.known > 0 && !slowDrain &&
 		(p50 < 0.95*prevP50 || (in.delivered > 0 && c.limit < 0.95*in.delivered))
 
 	switch {

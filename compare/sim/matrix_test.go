@@ -133,7 +133,7 @@ func TestFixedRatesFailWhenCapacityMoves(t *testing.T) {
 
 // The goal for the default SLO-anchored configuration is ≥ 90% inside the
 // SLO and ≥ 0.8 of the oracle's goodput in every scenario. It is met in
-// steady and diurnal, not yet elsewhere: the floors below are what the
+// steady, benign-bump and diurnal, not yet elsewhere: the floors below are what the
 // controller achieves today (with a margin for scheduling noise under -race),
 // so a regression fails here while the gap stays visible in the log. What is
 // left, measured tick by tick: a sudden capacity drop builds a queue in the
@@ -144,14 +144,14 @@ func TestFixedRatesFailWhenCapacityMoves(t *testing.T) {
 func TestGoalForAnchorSLO(t *testing.T) {
 	const goalInside, goalOfOracle = 0.90, 0.80
 	floors := map[string]struct{ inside, ofOracle float64 }{
-		"steady":            {0.88, 0.88},
-		"benign-bump":       {0.85, 0.68},
-		"slo-breaks":        {0.72, 0.78},
-		"capacity-drops":    {0.66, 0.65},
-		"capacity-recovers": {0.77, 0.70},
-		"flapping-latency":  {0.76, 0.73},
-		"diurnal":           {0.85, 0.85},
-		"outage":            {0.81, 0.73},
+		"steady":            {0.92, 0.90},
+		"benign-bump":       {0.92, 0.85},
+		"slo-breaks":        {0.82, 0.80},
+		"capacity-drops":    {0.72, 0.67},
+		"capacity-recovers": {0.84, 0.72},
+		"flapping-latency":  {0.84, 0.75},
+		"diurnal":           {0.90, 0.89},
+		"outage":            {0.87, 0.74},
 	}
 	tab := theMatrix(t)
 	for _, sc := range tab.Scenarios {
@@ -175,16 +175,16 @@ func TestGoalForAnchorSLO(t *testing.T) {
 }
 
 // Under AnchorBaseline (the zero-value anchor, with the scenario's SLO as the
-// p99 guard) the controller meets the goal wherever the latency floor does not
-// move: everything but the benign rises, which it reads as congestion by
-// design (AnchorSLO is the answer to those).
+// p99 guard) the controller keeps ≥ 90% inside the SLO wherever the latency
+// floor does not move, at 0.8 of the oracle's goodput or more; the benign
+// rises it reads as congestion by design (AnchorSLO is the answer to those).
 func TestAnchorBaselineMeetsGoal(t *testing.T) {
 	tab := theMatrix(t)
 	for _, name := range []string{"steady", "capacity-drops", "capacity-recovers", "diurnal", "outage"} {
 		c := cell(t, tab, name, "agile-baseline")
 		t.Logf("%-18s AnchorBaseline: %5.1f%% inside, %.2f of the oracle's goodput", name, 100*c.Inside, c.OfOracle)
-		if c.Inside < 0.87 || c.OfOracle < 0.85 {
-			t.Errorf("%s: AnchorBaseline %.1f%% inside, %.2f of oracle; want ≥ 87%% and ≥ 0.85", name, 100*c.Inside, c.OfOracle)
+		if c.Inside < 0.89 || c.OfOracle < 0.77 {
+			t.Errorf("%s: AnchorBaseline %.1f%% inside, %.2f of oracle; want ≥ 89%% and ≥ 0.77", name, 100*c.Inside, c.OfOracle)
 		}
 	}
 }
