@@ -322,7 +322,10 @@ func (c *controller) step(in tick) float64 {
 			// there quickly, multiplicatively, and probe additively only
 			// near it, where the next congestion is likely (as CUBIC and BIC
 			// do). The gap between instances still shrinks at every cut.
-			c.limit, dec = math.Min(math.Max(c.limit*c.s.slowStartGain, additive), 0.9*c.known), decReturn
+			// At a low rate evidence comes every few ticks: grow per tick of
+			// time it covers, up to the cap, as a cut does.
+			grown := c.limit * math.Pow(c.s.slowStartGain, float64(steps))
+			c.limit, dec = math.Min(math.Max(grown, additive), 0.9*c.known), decReturn
 		default:
 			c.limit, dec = additive, decProbe
 		}

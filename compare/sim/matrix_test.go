@@ -133,7 +133,9 @@ func TestFixedRatesFailWhenCapacityMoves(t *testing.T) {
 
 // The goal for the default SLO-anchored configuration is ≥ 90% inside the
 // SLO and ≥ 0.8 of the oracle's goodput in every scenario. It is met in
-// steady, benign-bump and diurnal, not yet elsewhere: the floors below are what the
+// steady, benign-bump, diurnal and outage, not yet elsewhere (in slo-breaks
+// even the oracle keeps only 65% inside: no rate can meet an SLO the
+// dependency itself breaks): the floors below are what the
 // controller achieves today (with a margin for scheduling noise under -race),
 // so a regression fails here while the gap stays visible in the log. What is
 // left, measured tick by tick: a sudden capacity drop builds a queue in the
@@ -147,11 +149,11 @@ func TestGoalForAnchorSLO(t *testing.T) {
 		"steady":            {0.92, 0.90},
 		"benign-bump":       {0.92, 0.85},
 		"slo-breaks":        {0.82, 0.80},
-		"capacity-drops":    {0.72, 0.67},
-		"capacity-recovers": {0.84, 0.72},
+		"capacity-drops":    {0.78, 0.73},
+		"capacity-recovers": {0.85, 0.75},
 		"flapping-latency":  {0.84, 0.75},
 		"diurnal":           {0.90, 0.89},
-		"outage":            {0.87, 0.74},
+		"outage":            {0.87, 0.78},
 	}
 	tab := theMatrix(t)
 	for _, sc := range tab.Scenarios {
