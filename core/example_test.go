@@ -76,16 +76,20 @@ func ExampleConfig_classify() {
 	// Output: true
 }
 
-// ConcurrencyLimiter.Do refuses at once when every slot is taken.
+// ConcurrencyLimiter.Do refuses at once when every slot is taken: here the
+// only slot is held by a request still in flight.
 func ExampleConcurrencyLimiter_Do() {
 	lim := agilelimiter.NewConcurrency(agilelimiter.ConcurrencyConfig{MinLimit: 1, MaxLimit: 1, InitialLimit: 1})
-	inner := make(chan error)
-	go func() {
-		inner <- lim.Do(func() error { return nil }) // probably refused: the outer call holds the slot
-	}()
-	err := lim.Do(func() error {
-		return <-inner
-	})
+	lim.Start()
+	defer lim.Stop()
+
+	lim.TryTake() // a request in flight holds the one slot
+	err := lim.Do(func() error { return nil })
 	fmt.Println(errors.Is(err, agilelimiter.ErrOverloaded))
-	// Output: true
+
+	lim.Release() // it finishes
+	fmt.Println(lim.Do(func() error { return nil }))
+	// Output:
+	// true
+	// <nil>
 }
