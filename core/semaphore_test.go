@@ -56,6 +56,28 @@ func client(t *testing.T, lim *agilelimiter.ConcurrencyLimiter, stop <-chan stru
 	}
 }
 
+// swarm is n clients calling lim.Do(fn) until stop.
+type swarm struct {
+	done chan struct{}
+	wg   sync.WaitGroup
+	bad  atomic.Int64 // admissions that saw in-flight above the limit
+}
+
+func startClients(t *testing.T, n int, lim *agilelimiter.ConcurrencyLimiter, fn func() error, retry time.Duration) *swarm {
+	s := &swarm{done: make(chan struct{})}
+	for range n {
+		s.wg.Go(func() { client(t, lim, s.done, fn, retry, &s.bad) })
+	}
+	return s
+}
+
+// stop ends the clients, waits for them and returns the bad admissions.
+func (s *swarm) stop() int64 {
+	close(s.done)
+	s.wg.Wait()
+	return s.bad.Load()
+}
+
 // 300 clients retrying after a 429 against a service whose knee is at 20
 // requests: the limit settles near the knee (between 0.6N and 3N) and in-flight
 // never exceeds the limit.
@@ -66,12 +88,7 @@ func TestConcurrencySettlesNearKnee(t *testing.T) {
 		lim.Start()
 		defer lim.Stop()
 		svc := &service{knee: knee, base: 10 * time.Millisecond}
-		stop := make(chan struct{})
-		var bad atomic.Int64
-		var wg sync.WaitGroup
-		for range 300 {
-			wg.Go(func() { client(t, lim, stop, svc.handle, 20*time.Millisecond, &bad) })
-		}
+		sw := startClients(t, 300, lim, svc.handle, 20*time.Millisecond)
 		time.Sleep(20 * time.Second)
 		var sum, n, lo, hi int
 		lo = 1 << 30
@@ -88,14 +105,13 @@ func TestConcurrencySettlesNearKnee(t *testing.T) {
 		if avg < 0.6*knee || avg > 3*knee {
 			t.Errorf("average limit %.1f; want between %d and %d", avg, knee*6/10, 3*knee)
 		}
-		if bad.Load() > 0 {
-			t.Errorf("%d admissions saw in-flight above the limit", bad.Load())
+		if n := sw.bad.Load(); n > 0 {
+			t.Errorf("%d admissions saw in-flight above the limit", n)
 		}
 		if st.RejectedOverload == 0 {
 			t.Error("no refusals: the test never pushed the limit")
 		}
-		close(stop)
-		wg.Wait()
+		sw.stop()
 	})
 }
 
@@ -106,19 +122,13 @@ func TestConcurrencyGrowsWithDemand(t *testing.T) {
 		lim.Start()
 		defer lim.Stop()
 		svc := &service{knee: 1 << 20, base: 10 * time.Millisecond}
-		stop := make(chan struct{})
-		var bad atomic.Int64
-		var wg sync.WaitGroup
-		for range 400 {
-			wg.Go(func() { client(t, lim, stop, svc.handle, 5*time.Millisecond, &bad) })
-		}
+		sw := startClients(t, 400, lim, svc.handle, 5*time.Millisecond)
 		time.Sleep(5 * time.Second)
 		t.Logf("limit after 5s: %d (from 4, ceiling 200)", lim.Limit())
 		if lim.Limit() != 200 {
 			t.Errorf("limit %d; want the ceiling 200", lim.Limit())
 		}
-		close(stop)
-		wg.Wait()
+		sw.stop()
 	})
 }
 
@@ -130,12 +140,7 @@ func TestConcurrencyNoGrowthWhileUnused(t *testing.T) {
 		lim.Start()
 		defer lim.Stop()
 		svc := &service{knee: 1 << 20, base: 10 * time.Millisecond}
-		stop := make(chan struct{})
-		var bad atomic.Int64
-		var wg sync.WaitGroup
-		for range 3 {
-			wg.Go(func() { client(t, lim, stop, svc.handle, 5*time.Millisecond, &bad) })
-		}
+		sw := startClients(t, 3, lim, svc.handle, 5*time.Millisecond)
 		highest := 0
 		sampleEvery(20*time.Second, func(int) { highest = max(highest, lim.Limit()) })
 		st := lim.Stats()
@@ -146,8 +151,7 @@ func TestConcurrencyNoGrowthWhileUnused(t *testing.T) {
 		if st.Decision != "idle" || st.PeakInFlight != 3 {
 			t.Errorf("decision %q peak %d; want idle and 3", st.Decision, st.PeakInFlight)
 		}
-		close(stop)
-		wg.Wait()
+		sw.stop()
 	})
 }
 
@@ -169,19 +173,13 @@ func TestConcurrencyInstantFailuresBackOff(t *testing.T) {
 		})
 		lim.Start()
 		defer lim.Stop()
-		stop := make(chan struct{})
-		var bad atomic.Int64
-		var wg sync.WaitGroup
-		for range 150 {
-			wg.Go(func() { client(t, lim, stop, func() error { return errShed }, 10*time.Millisecond, &bad) })
-		}
+		sw := startClients(t, 150, lim, func() error { return errShed }, 10*time.Millisecond)
 		time.Sleep(3 * time.Second)
 		t.Logf("limit after 3s of instant failures: %d (from 100)", lim.Limit())
 		if lim.Limit() != 2 {
 			t.Errorf("limit %d; want MinLimit 2", lim.Limit())
 		}
-		close(stop)
-		wg.Wait()
+		sw.stop()
 	})
 }
 
@@ -265,15 +263,9 @@ func TestConcurrencyCeilingUnderChaos(t *testing.T) {
 			time.Sleep(d)
 			return nil
 		}
-		stop := make(chan struct{})
-		var bad atomic.Int64
-		var wg sync.WaitGroup
-		for range 500 {
-			wg.Go(func() { client(t, lim, stop, chaos, time.Millisecond, &bad) })
-		}
+		sw := startClients(t, 500, lim, chaos, time.Millisecond)
 		time.Sleep(20 * time.Second)
-		close(stop)
-		wg.Wait()
+		bad := sw.stop()
 		t.Logf("peak concurrency %d, ceiling %d", peak.Load(), maxLimit)
 		if peak.Load() > maxLimit {
 			t.Errorf("peak %d above MaxLimit %d", peak.Load(), maxLimit)
@@ -281,8 +273,8 @@ func TestConcurrencyCeilingUnderChaos(t *testing.T) {
 		if peak.Load() < maxLimit/2 {
 			t.Errorf("peak %d: the test never pushed toward the ceiling", peak.Load())
 		}
-		if bad.Load() > 0 {
-			t.Errorf("%d admissions above the limit", bad.Load())
+		if bad > 0 {
+			t.Errorf("%d admissions above the limit", bad)
 		}
 	})
 }
