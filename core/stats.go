@@ -38,7 +38,7 @@ type Stats struct {
 	// Admitted counts slots granted since New.
 	Admitted uint64
 	// RejectedDeadline counts outbound takes refused at once because the slot
-	// would come after the context's deadline (ErrDeadline).
+	// would leave no round trip before the context's deadline (ErrDeadline).
 	RejectedDeadline uint64
 	// Canceled counts outbound takes whose context ended while they waited.
 	Canceled uint64
