@@ -17,6 +17,10 @@ type brain struct {
 	perSecond   bool // the limit is a rate: delivered throughput is in its units
 	hist        histogram
 	unreachable atomic.Uint64
+	// aborted counts reported calls that carry no sample (Aborted, or
+	// cancelled in Do): they took a slot and came back, so a rate limit counts
+	// them in what got through.
+	aborted atomic.Uint64
 
 	mu      sync.Mutex
 	ctl     *controller
@@ -29,9 +33,10 @@ type brain struct {
 
 // actuator is the half of a limiter the brain drives once a tick.
 type actuator interface {
-	// saturated reports whether demand reached limit since the last tick, dt
-	// ago, and resets the per-tick gauges it reads.
-	saturated(limit float64, dt time.Duration) bool
+	// load reports whether demand reached limit since the last tick, dt ago,
+	// and how many slots per second were granted (0 if the actuator does not
+	// pace in time), and resets the per-tick gauges it reads.
+	load(limit float64, dt time.Duration) (saturated bool, admitted float64)
 	// apply pushes the new limit to the actuator.
 	apply(limit float64)
 }
@@ -54,6 +59,8 @@ func (b *brain) record(o Outcome, d time.Duration) {
 		b.hist.record(d)
 	case Unreachable:
 		b.unreachable.Add(1)
+	default:
+		b.aborted.Add(1)
 	}
 }
 
@@ -67,6 +74,7 @@ func (b *brain) finish(canceled bool, err error, d time.Duration) {
 		return
 	}
 	if canceled || errors.Is(err, context.Canceled) {
+		b.aborted.Add(1)
 		return
 	}
 	o := Reached
@@ -124,9 +132,18 @@ func (b *brain) tick(a actuator, now time.Time) {
 	b.last = now
 	b.hist.drain(&b.snap)
 	in := tick{hist: &b.snap, unreachable: b.unreachable.Swap(0)}
-	in.saturated = a.saturated(b.ctl.limit, dt)
+	aborted := b.aborted.Swap(0)
+	in.saturated, in.admitted = a.load(b.ctl.limit, dt)
+	// A rate limit compares what it sends with what comes back only while
+	// most answers are samples. When most carry none (cache hits, cheap 4xx
+	// routed as Aborted), the samples describe a minority of the calls paced:
+	// the controller then gets the samples' own throughput and no send rate.
 	if b.perSecond && dt > 0 {
-		in.delivered = float64(b.snap.n) / dt.Seconds()
+		if aborted <= b.snap.n {
+			in.delivered = float64(b.snap.n+aborted) / dt.Seconds()
+		} else {
+			in.delivered, in.admitted = float64(b.snap.n)/dt.Seconds(), 0
+		}
 	}
 	a.apply(b.ctl.step(in))
 	b.ticks++

@@ -25,7 +25,16 @@ import (
 //   - after a cut, recovery returns multiplicatively to 90% of the last limit
 //     the resource sustained (for a rate, at most the throughput that got
 //     through), then probes additively.
-//   - the baseline rises only after a quiet spell without cuts.
+//   - the baseline rises only after a quiet spell without cuts;
+//   - a rate limit compares the calls it grants with the calls that come back
+//     (scaled by the share the caller reports at all): granting a quarter
+//     more than comes back for longer than a round trip, with a queue
+//     showing, cuts at once to what drains that queue in drainTicks (BBR's
+//     drain), whatever the anchor; a cut sized from the measured queue
+//     replaces a DownStep chased tick by tick down a stale latency; probes
+//     stop while the last ones are not getting through; and under AnchorSLO
+//     a flat latency with everything getting through may return toward the
+//     last limit that held even inside the deadband.
 type controller struct {
 	s     settings
 	limit float64
@@ -66,6 +75,17 @@ type controller struct {
 	// spends one step per tick it covers, so the rate falls as fast in time as
 	// it would with dense samples.
 	blind int
+	// rho is the share of granted calls the caller reports back (a rate
+	// limit only), learnt while the limit holds still and no queue builds, so
+	// a caller that times only some calls does not look like an overdriven
+	// dependency. lastLimit is the limit a tick ago, to see it hold still.
+	rho, lastLimit float64
+	// overRun counts the ticks in a row a rate limit granted well more calls
+	// than came back while a queue showed.
+	overRun int
+	// sentAvg and thruAvg smooth admitted and thru over a few ticks: a probe
+	// past what gets through only builds a queue.
+	sentAvg, thruAvg float64
 
 	view view
 }
@@ -90,9 +110,10 @@ const (
 	decBackoff                   // proportional backoff
 	decSLO                       // p99 above SLOTarget: full DownStep
 	decReturn                    // multiplicative return toward the last sustained limit
+	decDrain                     // a rate limit sends more than gets through: cut to drain
 )
 
-var decisionNames = [...]string{"blind", "hold", "idle", "probe", "slow-start", "ramp", "backoff", "slo-backoff", "return"}
+var decisionNames = [...]string{"blind", "hold", "idle", "probe", "slow-start", "ramp", "backoff", "slo-backoff", "return", "drain"}
 
 func (d decision) String() string { return decisionNames[d] }
 
@@ -109,7 +130,8 @@ type tick struct {
 	hist        *snapshot // real samples
 	unreachable uint64    // Unavailable calls
 	saturated   bool      // demand reached the limit during the tick
-	delivered   float64   // completions per second, for a rate limit; 0 if unknown
+	delivered   float64   // calls reported back per second, for a rate limit; 0 if unknown
+	admitted    float64   // slots granted per second, for a rate limit; 0 if unknown
 }
 
 func newController(s settings) *controller {
@@ -121,6 +143,8 @@ func newController(s settings) *controller {
 		alphaSl:   alpha(s.tick, s.slowHalfLife),
 		quiet:     max(1, int(s.slowHalfLife/s.tick/2)),
 		sinceCut:  math.MaxInt32,
+		rho:       1,
+		lastLimit: s.initial,
 	}
 }
 
@@ -165,6 +189,8 @@ func (c *controller) step(in tick) float64 {
 	if c.sinceCut < math.MaxInt32 {
 		c.sinceCut++
 	}
+	steady := math.Abs(c.limit-c.lastLimit) <= 0.05*c.limit
+	c.lastLimit = c.limit
 	if n == 0 {
 		if in.saturated {
 			c.blind++
@@ -237,7 +263,48 @@ func (c *controller) step(in tick) float64 {
 	} else {
 		c.growRun = 0
 	}
+
+	// A rate limit knows what it sends and what comes back. thru is the
+	// calls that got through per second, scaled up by the share the caller
+	// reports; queue is the requests waiting at the resource now: the queue
+	// the newest answers waited in ((p50 − baseline) × thru), plus what
+	// arrived beyond thru since they were sent.
+	var thru, queue float64
+	if in.delivered > 0 {
+		thru = in.delivered
+		if in.admitted > 0 {
+			if steady && !queueing {
+				c.rho += 0.02 * (math.Min(1, in.delivered/in.admitted) - c.rho)
+			}
+			thru /= math.Max(c.rho, 0.1)
+			if c.sentAvg == 0 {
+				c.sentAvg, c.thruAvg = in.admitted, thru
+			}
+			c.sentAvg += 0.25 * (in.admitted - c.sentAvg)
+			c.thruAvg += 0.25 * (thru - c.thruAvg)
+		}
+		if c.baseSet {
+			queue = (math.Max(0, p50-c.baseline)*thru + math.Max(0, in.admitted-thru)*p50) / float64(time.Second)
+		}
+	}
+	// Sending a quarter more than gets through, two ticks running, with a
+	// queue showing, is overdriving the resource whatever the anchor: a
+	// benign level shift delays the answers of one tick, not of two.
+	if in.saturated && queueing && thru > 0 && in.admitted > 1.25*thru {
+		c.overRun++
+	} else {
+		c.overRun = 0
+	}
+	// A rate limit also knows a level shift from a queue: after a shift the
+	// answers come back as fast as the calls go out; into a growing queue,
+	// they do not.
 	growing := c.growRun >= growTicks
+	// A rate limit also knows a flat latency with everything getting through
+	// from a queue of its own making: under AnchorSLO that may return toward
+	// the last limit that held, even inside the deadband (but not probe past
+	// it). Otherwise a benign rise that settles inside the deadband would
+	// hold any cut made during it for good.
+	flat := c.s.anchor == AnchorSLO && in.admitted > 0 && thru > 0 && c.growRun == 0 && c.sentAvg <= 1.02*c.thruAvg
 	factor := 1.0
 	dec := decHold
 	// Congestion needs the smoothed signal and the tick itself to agree: the
@@ -251,10 +318,14 @@ func (c *controller) step(in tick) float64 {
 		congested, dec = true, decBackoff
 		factor = math.Max(1-c.s.gain*(math.Max(c.fast, p50)-hb)/hb, 1-c.s.downStep)
 	}
+	if !congested && c.overRun >= max(2, 1+int(math.Ceil(float64(p99)/float64(c.s.tick)))) {
+		congested, dec = true, decDrain
+	}
 	if c.s.slo > 0 && p99 > c.s.slo {
 		congested, factor, dec = true, 1-c.s.downStep, decSLO
 	}
-	healthy := !congested && c.fast <= low && !queueing
+	clear := c.fast <= low && !queueing
+	healthy := !congested && (clear || flat)
 	// A queue that is already draining after a cut needs time, not another
 	// cut: cutting again on its stale latency overshoots far below capacity.
 	// A rate limit knows whether its queue grows: it sends more than gets
@@ -263,18 +334,15 @@ func (c *controller) step(in tick) float64 {
 	// at throughput − rate. Sending too much to drain within drainTicks is
 	// overdriving too. Then the next cut need not wait a round trip (which
 	// the queue itself has made long) to be judged.
-	slowDrain := false
-	if in.delivered > 0 && c.baseSet && congested {
-		queued := math.Max(0, p50-c.baseline) / float64(time.Second) * in.delivered
-		// ...but never aim below a quarter of the throughput: the rate is also
-		// how the controller measures, and one that collapses to the floor
-		// is blind for seconds afterwards.
-		slowDrain = c.limit > math.Max(in.delivered-queued/(drainTicks*c.s.tick.Seconds()), in.delivered/4)
-	}
-	overdriven := in.delivered > 0 && (c.limit > 1.05*in.delivered || slowDrain)
+	// ...but never aim below a quarter of the throughput: the rate is also
+	// how the controller measures, and one that collapses to the floor is
+	// blind for seconds afterwards.
+	drainTo := math.Max(thru-queue/(drainTicks*c.s.tick.Seconds()), thru/4)
+	slowDrain := thru > 0 && c.baseSet && congested && c.limit > drainTo
+	overdriven := thru > 0 && (c.limit > 1.05*thru || slowDrain)
 	// A queue that drains fast enough needs time, not another cut.
 	draining := congested && !c.probed && c.known > 0 && !slowDrain &&
-		(p50 < 0.95*prevP50 || (in.delivered > 0 && c.limit < 0.95*in.delivered))
+		(p50 < 0.95*prevP50 || (thru > 0 && c.limit < 0.95*thru))
 
 	switch {
 	case congested:
@@ -288,15 +356,28 @@ func (c *controller) step(in tick) float64 {
 	}
 
 	switch {
-	case congested && c.congestedRun >= c.s.backoffTicks && (c.cooldown == 0 || overdriven) && !draining:
+	case congested && (c.congestedRun >= c.s.backoffTicks || dec == decDrain) && (c.cooldown == 0 || overdriven) && !draining:
 		if c.probed || c.known == 0 {
 			c.known = c.limit
-			if in.delivered > 0 {
-				c.known = math.Min(c.known, in.delivered)
+			if thru > 0 && unreachable == 0 {
+				// (Refused calls are not throughput, but they are no sign of
+				// what the resource sustains either.)
+				c.known = math.Min(c.known, thru)
 			}
 			c.probed = false
 		}
-		if cut := math.Max(c.limit*math.Pow(factor, float64(steps)), c.s.min); cut < c.limit {
+		cut := c.limit * math.Pow(factor, float64(steps))
+		if slowDrain {
+			// The measured drain rate, not a stale latency chased tick by
+			// tick, says how far down to go; the SLO guard still costs at
+			// least a full DownStep.
+			if dec == decSLO {
+				cut = math.Min(cut, drainTo)
+			} else {
+				cut = drainTo
+			}
+		}
+		if cut = math.Max(cut, c.s.min); cut < c.limit {
 			c.limit, c.sinceCut = cut, 0
 		}
 		c.cold = false
@@ -313,6 +394,10 @@ func (c *controller) step(in tick) float64 {
 		additive := c.limit + c.s.upStep*c.s.max
 		c.probed = true
 		switch {
+		case !clear && additive >= 0.9*c.known:
+			// Healthy only because the latency is flat (AnchorSLO): the
+			// return is allowed, a probe past the window is not.
+			c.probed, dec = false, decHold
 		case c.cold:
 			c.limit, dec = math.Max(c.limit*c.s.slowStartGain, additive), decSlowStart
 		case c.s.recoverRamp > 0 && c.fast <= c.s.recoverRamp*high:
@@ -326,6 +411,10 @@ func (c *controller) step(in tick) float64 {
 			// time it covers, up to the cap, as a cut does.
 			grown := c.limit * math.Pow(c.s.slowStartGain, float64(steps))
 			c.limit, dec = math.Min(math.Max(grown, additive), 0.9*c.known), decReturn
+		case c.thruAvg > 0 && c.sentAvg > 1.03*c.thruAvg:
+			// The last probes are not getting through: the resource is at
+			// its capacity, and more would only queue.
+			dec = decHold
 		default:
 			c.limit, dec = additive, decProbe
 		}

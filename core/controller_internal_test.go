@@ -38,6 +38,7 @@ func TestStepTable(t *testing.T) {
 		want      float64 // the limit after the step
 		dec       decision
 		delivered float64 // completions per second (rate limits); 0 unknown
+		admitted  float64 // grants per second (rate limits); 0 unknown
 	}
 	for _, tc := range []struct {
 		name  string
@@ -45,91 +46,131 @@ func TestStepTable(t *testing.T) {
 		steps []step
 	}{
 		{"slow start doubles while saturated", Config{MaxRate: 1000, InitialRate: 10}, []step{
-			{samples(10, 20*ms), 0, true, 20, decSlowStart, 0},
-			{samples(10, 20*ms), 0, true, 40, decSlowStart, 0},
-			{samples(10, 20*ms), 0, false, 40, decIdle, 0},
-			{samples(10, 20*ms), 0, true, 80, decSlowStart, 0},
+			{samples(10, 20*ms), 0, true, 20, decSlowStart, 0, 0},
+			{samples(10, 20*ms), 0, true, 40, decSlowStart, 0, 0},
+			{samples(10, 20*ms), 0, false, 40, decIdle, 0, 0},
+			{samples(10, 20*ms), 0, true, 80, decSlowStart, 0, 0},
 		}},
 		{"blind tick changes nothing", Config{MaxRate: 1000, InitialRate: 10}, []step{
-			{samples(0, 0), 0, true, 10, decBlind, 0},
-			{samples(10, 20*ms), 0, true, 20, decSlowStart, 0},
+			{samples(0, 0), 0, true, 10, decBlind, 0, 0},
+			{samples(10, 20*ms), 0, true, 20, decSlowStart, 0, 0},
 		}},
 		{"congestion cuts proportionally, ends slow start, then probes additively", Config{MaxRate: 1000, InitialRate: 100}, []step{
-			{samples(10, 20*ms), 0, true, 200, decSlowStart, 0}, // baseline 20ms, high 40ms
+			{samples(10, 20*ms), 0, true, 200, decSlowStart, 0, 0}, // baseline 20ms, high 40ms
 			// fast jumps no faster than its EWMA: one tick at 100ms moves it part way
-			{samples(10, 150*ms), 0, true, proportional(200, 20*ms, 150*ms), decBackoff, 0},
-			{samples(10, 150*ms), 0, true, proportional(200, 20*ms, 150*ms), decHold, 0}, // one cut per 150ms round trip
+			{samples(10, 150*ms), 0, true, proportional(200, 20*ms, 150*ms), decBackoff, 0, 0},
+			{samples(10, 150*ms), 0, true, proportional(200, 20*ms, 150*ms), decHold, 0, 0}, // one cut per 150ms round trip
 			// back under the window: return at once to 90% of the 200 that held
-			{samples(10, 20*ms), 0, true, 180, decReturn, 0},
-			{samples(10, 20*ms), 0, true, 190, decProbe, 0}, // then additive: +1% of the ceiling
+			{samples(10, 20*ms), 0, true, 180, decReturn, 0, 0},
+			{samples(10, 20*ms), 0, true, 190, decProbe, 0, 0}, // then additive: +1% of the ceiling
 		}},
 		{"p99 above the SLO costs a full DownStep", Config{MaxRate: 1000, InitialRate: 100, SLOTarget: 50 * ms}, []step{
-			{samples(10, 10*ms), 0, true, 200, decSlowStart, 0},
-			{mix(99, 10*ms, 2, 90*ms), 0, true, 140, decSLO, 0},
+			{samples(10, 10*ms), 0, true, 200, decSlowStart, 0, 0},
+			{mix(99, 10*ms, 2, 90*ms), 0, true, 140, decSLO, 0, 0},
 		}},
 		{"Unavailable with nothing to anchor to is a no-op", Config{MaxRate: 1000, InitialRate: 100}, []step{
-			{samples(0, 0), 50, true, 100, decBlind, 0},
+			{samples(0, 0), 50, true, 100, decBlind, 0, 0},
 		}},
 		{"Unavailable with an SLO backs off", Config{MaxRate: 1000, InitialRate: 100, SLOTarget: 50 * ms}, []step{
-			{samples(0, 0), 50, true, 70, decSLO, 0},
+			{samples(0, 0), 50, true, 70, decSLO, 0, 0},
 		}},
 		{"sparse evidence spends the blind ticks it covers", Config{MaxRate: 1000, InitialRate: 100, SLOTarget: 50 * ms}, []step{
-			{samples(0, 0), 0, true, 100, decBlind, 0},
-			{samples(0, 0), 0, true, 100, decBlind, 0},
-			{samples(0, 0), 1, true, 100 * 0.7 * 0.7 * 0.7, decSLO, 0},
+			{samples(0, 0), 0, true, 100, decBlind, 0, 0},
+			{samples(0, 0), 0, true, 100, decBlind, 0, 0},
+			{samples(0, 0), 1, true, 100 * 0.7 * 0.7 * 0.7, decSLO, 0, 0},
 		}},
 		{"the floor and the ceiling hold", Config{MinRate: 5, MaxRate: 30, InitialRate: 20, SLOTarget: 50 * ms}, []step{
-			{samples(10, 10*ms), 0, true, 30, decSlowStart, 0},
-			{samples(0, 0), 100, true, 21, decSLO, 0},
-			{samples(0, 0), 100, true, 14.7, decSLO, 0},
-			{samples(0, 0), 100, true, 10.29, decSLO, 0},
-			{samples(0, 0), 100, true, 7.203, decSLO, 0},
-			{samples(0, 0), 100, true, 5.0421, decSLO, 0},
-			{samples(0, 0), 100, true, 5, decSLO, 0},
+			{samples(10, 10*ms), 0, true, 30, decSlowStart, 0, 0},
+			{samples(0, 0), 100, true, 21, decSLO, 0, 0},
+			{samples(0, 0), 100, true, 14.7, decSLO, 0, 0},
+			{samples(0, 0), 100, true, 10.29, decSLO, 0, 0},
+			{samples(0, 0), 100, true, 7.203, decSLO, 0, 0},
+			{samples(0, 0), 100, true, 5.0421, decSLO, 0, 0},
+			{samples(0, 0), 100, true, 5, decSLO, 0, 0},
 		}},
 		{"slow start ends at a 25% latency rise, before any cut", Config{MaxRate: 1000, InitialRate: 100}, []step{
-			{samples(10, 20*ms), 0, true, 200, decSlowStart, 0},
-			{samples(10, 30*ms), 0, true, 210, decProbe, 0}, // additive, not doubled
+			{samples(10, 20*ms), 0, true, 200, decSlowStart, 0, 0},
+			{samples(10, 30*ms), 0, true, 210, decProbe, 0, 0}, // additive, not doubled
 		}},
 		{"AnchorSLO forgives a level shift but not a growing queue", Config{MaxRate: 1000, InitialRate: 100, SLOTarget: 500 * ms, Anchor: AnchorSLO}, []step{
-			{samples(10, 20*ms), 0, true, 100, decHold, 0},
-			{samples(10, 20*ms), 0, true, 200, decSlowStart, 0},
-			{samples(10, 50*ms), 0, true, 200, decHold, 0}, // past 2× baseline: no probe
-			{samples(10, 50*ms), 0, true, 200, decHold, 0}, // flat: a level shift, no cut
-			{samples(10, 50*ms), 0, true, 200, decHold, 0},
-			{samples(10, 60*ms), 0, true, 200, decHold, 0},    // rising once
-			{samples(10, 70*ms), 0, true, 200, decHold, 0},    // twice: growing, first congested tick
-			{samples(10, 80*ms), 0, true, 140, decBackoff, 0}, // agreed (2 ticks under AnchorSLO): cut
+			{samples(10, 20*ms), 0, true, 100, decHold, 0, 0},
+			{samples(10, 20*ms), 0, true, 200, decSlowStart, 0, 0},
+			{samples(10, 50*ms), 0, true, 200, decHold, 0, 0}, // past 2× baseline: no probe
+			{samples(10, 50*ms), 0, true, 200, decHold, 0, 0}, // flat: a level shift, no cut
+			{samples(10, 50*ms), 0, true, 200, decHold, 0, 0},
+			{samples(10, 60*ms), 0, true, 200, decHold, 0, 0},    // rising once
+			{samples(10, 70*ms), 0, true, 200, decHold, 0, 0},    // twice: growing, first congested tick
+			{samples(10, 80*ms), 0, true, 140, decBackoff, 0, 0}, // agreed (2 ticks under AnchorSLO): cut
 		}},
-		{"a rate limit cuts until its queue can drain, then waits, then returns", Config{MaxRate: 1000, InitialRate: 100}, []step{
-			{samples(10, 20*ms), 0, true, 200, decSlowStart, 0},
-			{samples(10, 300*ms), 0, true, 140, decBackoff, 100},
-			{samples(10, 300*ms), 0, true, 98, decBackoff, 100},     // sends more than gets through: no cooldown
-			{samples(10, 300*ms), 0, true, 68.6, decBackoff, 100},   // ~28 queued: too slow to drain in 5 ticks
-			{samples(10, 300*ms), 0, true, 48.02, decBackoff, 100},  // still above 100 − 28/0.5 ≈ 44
-			{samples(10, 300*ms), 0, true, 33.614, decBackoff, 100}, //
-			{samples(10, 300*ms), 0, true, 33.614, decHold, 100},    // drains fast enough: wait
-			{samples(10, 20*ms), 0, true, 67.228, decReturn, 100},   // back toward 90% of the 100 that got through
-			{samples(10, 20*ms), 0, true, 90, decReturn, 100},
-			{samples(10, 20*ms), 0, true, 100, decProbe, 100}, // then additive
+		{"a rate limit cuts straight to what drains its queue, then waits, then returns", Config{MaxRate: 1000, InitialRate: 100}, []step{
+			{samples(10, 20*ms), 0, true, 200, decSlowStart, 100, 100},
+			// 200 sent, 100 back, 300 ms: ~57 queued, more than 100/s drains in
+			// 5 ticks; the target is the floor, a quarter of the throughput
+			{samples(10, 300*ms), 0, true, 25, decBackoff, 100, 200},
+			{samples(10, 300*ms), 0, true, 25, decHold, 100, 25}, // drains fast enough: wait
+			{samples(10, 20*ms), 0, true, 50, decReturn, 25, 25}, // back toward 90% of the 100 that got through
+			{samples(10, 20*ms), 0, true, 90, decReturn, 50, 50},
+			{samples(10, 20*ms), 0, true, 100, decProbe, 90, 90}, // then additive
+		}},
+		{"sending a quarter more than comes back drains under AnchorSLO too", Config{MaxRate: 1000, InitialRate: 100, SLOTarget: time.Second, Anchor: AnchorSLO}, []step{
+			{samples(10, 20*ms), 0, true, 100, decHold, 100, 100},
+			{samples(10, 20*ms), 0, true, 200, decSlowStart, 100, 100},
+			{samples(10, 60*ms), 0, true, 200, decHold, 100, 200}, // once could be a level shift
+			// twice is a queue: ~10 queued drains in 5 ticks at 100 − 10/0.5
+			{samples(10, 60*ms), 0, true, drainTarget(100, 20*ms, 60*ms, 200), decDrain, 100, 200},
+		}},
+		{"a probe past what gets through holds", Config{MaxRate: 1000, InitialRate: 100}, []step{
+			{samples(10, 20*ms), 0, true, 200, decSlowStart, 100, 100},
+			{samples(10, 30*ms), 0, true, 200, decHold, 100, 200},
+		}},
+		{"a probe that gets through goes on", Config{MaxRate: 1000, InitialRate: 100}, []step{
+			{samples(10, 20*ms), 0, true, 200, decSlowStart, 100, 100},
+			{samples(10, 30*ms), 0, true, 210, decProbe, 200, 200},
+		}},
+		{"AnchorSLO returns through the deadband while everything gets through", Config{MaxRate: 1000, InitialRate: 100, SLOTarget: 100 * ms, Anchor: AnchorSLO}, []step{
+			{samples(10, 20*ms), 0, true, 100, decHold, 100, 100},
+			{samples(10, 20*ms), 0, true, 200, decSlowStart, 100, 100},
+			{samples(10, 150*ms), 0, true, 200, decHold, 200, 200},
+			{samples(10, 150*ms), 0, true, 140, decSLO, 200, 200},
+			{samples(10, 70*ms), 0, true, 140, decHold, 140, 140},   // in the deadband, but flat:
+			{samples(10, 70*ms), 0, true, 180, decReturn, 140, 140}, // return once agreed
+			{samples(10, 70*ms), 0, true, 180, decHold, 180, 180},   // no probe past the window
+		}},
+		{"...but not while calls pile up", Config{MaxRate: 1000, InitialRate: 100, SLOTarget: 100 * ms, Anchor: AnchorSLO}, []step{
+			{samples(10, 20*ms), 0, true, 100, decHold, 100, 100},
+			{samples(10, 20*ms), 0, true, 200, decSlowStart, 100, 100},
+			{samples(10, 150*ms), 0, true, 200, decHold, 200, 200},
+			{samples(10, 150*ms), 0, true, 140, decSLO, 200, 200},
+			{samples(10, 70*ms), 0, true, 140, decHold, 130, 140},
+			{samples(10, 70*ms), 0, true, 140, decHold, 130, 140},
+			{samples(10, 70*ms), 0, true, 140, decHold, 130, 140},
 		}},
 		{"AnchorSLO agrees over two ticks", Config{MaxRate: 1000, InitialRate: 100, SLOTarget: 100 * ms, Anchor: AnchorSLO}, []step{
-			{samples(10, 10*ms), 0, true, 100, decHold, 0},
-			{samples(10, 10*ms), 0, true, 200, decSlowStart, 0},
-			{samples(10, 150*ms), 0, true, 200, decHold, 0}, // p99 over the SLO, not yet agreed
-			{samples(10, 150*ms), 0, true, 140, decSLO, 0},
+			{samples(10, 10*ms), 0, true, 100, decHold, 0, 0},
+			{samples(10, 10*ms), 0, true, 200, decSlowStart, 0, 0},
+			{samples(10, 150*ms), 0, true, 200, decHold, 0, 0}, // p99 over the SLO, not yet agreed
+			{samples(10, 150*ms), 0, true, 140, decSLO, 0, 0},
 		}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			c := newController(settingsFor(t, tc.cfg))
 			for i, st := range tc.steps {
-				got := c.step(tick{hist: st.hist, unreachable: st.unreach, saturated: st.saturated, delivered: st.delivered})
+				got := c.step(tick{hist: st.hist, unreachable: st.unreach, saturated: st.saturated, delivered: st.delivered, admitted: st.admitted})
 				if math.Abs(got-st.want) > 0.01*st.want || c.view.decision != st.dec {
 					t.Fatalf("step %d: limit %.3f (%v); want %.3f (%v); view %+v", i, got, c.view.decision, st.want, st.dec, c.view)
 				}
 			}
 		})
 	}
+}
+
+// drainTarget is the limit a rate limit cuts to when it sends admitted per
+// second, thru come back, and the tick's p50 is p over a baseline b: what
+// drains the queue in drainTicks, at least a quarter of thru.
+func drainTarget(thru float64, b, p time.Duration, admitted float64) float64 {
+	bv, pv := histValue(histIndex(b)).Seconds(), histValue(histIndex(p)).Seconds()
+	queue := (pv-bv)*thru + (admitted-thru)*pv
+	return math.Max(thru-queue/(drainTicks*DefaultTickInterval.Seconds()), thru/4)
 }
 
 // proportional is the limit after one congested tick at p from a baseline

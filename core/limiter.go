@@ -163,10 +163,10 @@ func (l *Limiter) Stats() Stats {
 	return st
 }
 
-// saturated implements actuator: demand reached the rate when the bucket
-// granted at least 80% of the tick's slots, refused someone for a deadline, or
-// has callers queued now.
-func (l *Limiter) saturated(rate float64, dt time.Duration) bool {
+// load implements actuator: demand reached the rate when the bucket granted
+// at least 80% of the tick's slots, refused someone for a deadline, or has
+// callers queued now.
+func (l *Limiter) load(rate float64, dt time.Duration) (bool, float64) {
 	adm, rej := l.admitted.Load(), l.rejDeadline.Load()
 	dAdm, dRej := adm-l.lastAdmitted, rej-l.lastRejected
 	l.lastAdmitted, l.lastRejected = adm, rej
@@ -178,7 +178,8 @@ func (l *Limiter) saturated(rate float64, dt time.Duration) bool {
 	}
 	l.waitP99.Store(int64(l.waitSnap.quantile(0.99, 0, 0)))
 
-	return float64(dAdm) >= 0.8*rate*dt.Seconds() || dRej > 0 || l.b.queued.Load() > 0
+	saturated := float64(dAdm) >= 0.8*rate*dt.Seconds() || dRej > 0 || l.b.queued.Load() > 0
+	return saturated, float64(dAdm) / dt.Seconds()
 }
 
 // apply implements actuator.

@@ -135,15 +135,16 @@ func (l *ConcurrencyLimiter) Stats() Stats {
 	return st
 }
 
-// saturated implements actuator: demand reached the limit when the peak in
-// flight during the tick came within 80% of it, or someone was refused.
-func (l *ConcurrencyLimiter) saturated(limit float64, _ time.Duration) bool {
+// load implements actuator: demand reached the limit when the peak in flight
+// during the tick came within 80% of it, or someone was refused. A semaphore
+// does not pace in time: it reports no admitted rate.
+func (l *ConcurrencyLimiter) load(limit float64, _ time.Duration) (bool, float64) {
 	peak := l.peak.Swap(l.inflight.Load())
 	l.peakLast.Store(peak)
 	rej := l.rejected.Load()
 	dRej := rej - l.lastRejected
 	l.lastRejected = rej
-	return float64(peak) >= math.Ceil(0.8*float64(slots(limit, l.s.max))) || dRej > 0
+	return float64(peak) >= math.Ceil(0.8*float64(slots(limit, l.s.max))) || dRej > 0, 0
 }
 
 // apply implements actuator.

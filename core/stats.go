@@ -29,8 +29,9 @@ type Stats struct {
 	Unreachable int
 	// Decision says what the last tick did: "blind", "hold", "idle" (healthy
 	// but the limit was not used up), "probe", "return" (quickly back toward
-	// the last limit the resource sustained), "slow-start", "ramp", "backoff"
-	// or "slo-backoff".
+	// the last limit the resource sustained), "slow-start", "ramp", "backoff",
+	// "slo-backoff" or "drain" (a rate limit sent a quarter more than came
+	// back while a queue showed, and cut to what drains it).
 	Decision string
 	// Ticks counts controller ticks since Start.
 	Ticks uint64

@@ -132,28 +132,29 @@ func TestFixedRatesFailWhenCapacityMoves(t *testing.T) {
 }
 
 // The goal for the default SLO-anchored configuration is ≥ 90% inside the
-// SLO and ≥ 0.8 of the oracle's goodput in every scenario. It is met in
-// steady, benign-bump, diurnal and outage, not yet elsewhere (in slo-breaks
-// even the oracle keeps only 65% inside: no rate can meet an SLO the
-// dependency itself breaks): the floors below are what the
-// controller achieves today (with a margin for scheduling noise under -race),
-// so a regression fails here while the gap stays visible in the log. What is
-// left, measured tick by tick: a sudden capacity drop builds a queue in the
-// two or three ticks before any completed call can show it, and that queue
-// takes about a second to drain at the new capacity; under AnchorSLO a level
-// shift (benign-bump, flapping) can still read as a growing queue for two
-// ticks and cost a cut.
+// SLO and ≥ 0.8 of the oracle's goodput in every scenario. In this matrix
+// (seed 1) it is met in steady, benign-bump, capacity-recovers,
+// flapping-latency and diurnal, not yet in slo-breaks, capacity-drops and
+// outage (in slo-breaks the oracle itself keeps only 65% inside: no pace
+// meets an SLO the dependency breaks; only sending less during the break
+// raises the share). The floors below are what the controller achieves today
+// (with a margin for scheduling noise under -race), so a regression fails
+// here while the gap stays visible in the log. What is left, measured tick by
+// tick: a sudden capacity drop builds a queue in the two or three ticks
+// before any completed call can show it, and under AnchorSLO the controller
+// holds the p50 anywhere below 80% of the SLO, where a 40 req/s dependency's
+// tail already crosses it.
 func TestGoalForAnchorSLO(t *testing.T) {
 	const goalInside, goalOfOracle = 0.90, 0.80
 	floors := map[string]struct{ inside, ofOracle float64 }{
-		"steady":            {0.92, 0.90},
-		"benign-bump":       {0.92, 0.85},
-		"slo-breaks":        {0.82, 0.80},
-		"capacity-drops":    {0.78, 0.73},
-		"capacity-recovers": {0.85, 0.75},
-		"flapping-latency":  {0.84, 0.75},
-		"diurnal":           {0.90, 0.89},
-		"outage":            {0.87, 0.78},
+		"steady":            {0.92, 0.92},
+		"benign-bump":       {0.91, 0.78},
+		"slo-breaks":        {0.81, 0.82},
+		"capacity-drops":    {0.80, 0.77},
+		"capacity-recovers": {0.90, 0.81},
+		"flapping-latency":  {0.88, 0.81},
+		"diurnal":           {0.89, 0.89},
+		"outage":            {0.86, 0.79},
 	}
 	tab := theMatrix(t)
 	for _, sc := range tab.Scenarios {
@@ -177,16 +178,17 @@ func TestGoalForAnchorSLO(t *testing.T) {
 }
 
 // Under AnchorBaseline (the zero-value anchor, with the scenario's SLO as the
-// p99 guard) the controller keeps ≥ 90% inside the SLO wherever the latency
-// floor does not move, at 0.8 of the oracle's goodput or more; the benign
-// rises it reads as congestion by design (AnchorSLO is the answer to those).
+// p99 guard) the controller keeps ≥ 93% inside the SLO wherever the latency
+// floor does not move for good, at 0.84 of the oracle's goodput or more; the
+// benign rises it reads as congestion by design (AnchorSLO is the answer to
+// those).
 func TestAnchorBaselineMeetsGoal(t *testing.T) {
 	tab := theMatrix(t)
-	for _, name := range []string{"steady", "capacity-drops", "capacity-recovers", "diurnal", "outage"} {
+	for _, name := range []string{"steady", "slo-breaks", "capacity-drops", "capacity-recovers", "diurnal", "outage"} {
 		c := cell(t, tab, name, "agile-baseline")
 		t.Logf("%-18s AnchorBaseline: %5.1f%% inside, %.2f of the oracle's goodput", name, 100*c.Inside, c.OfOracle)
-		if c.Inside < 0.89 || c.OfOracle < 0.77 {
-			t.Errorf("%s: AnchorBaseline %.1f%% inside, %.2f of oracle; want ≥ 89%% and ≥ 0.77", name, 100*c.Inside, c.OfOracle)
+		if c.Inside < 0.93 || c.OfOracle < 0.84 {
+			t.Errorf("%s: AnchorBaseline %.1f%% inside, %.2f of oracle; want ≥ 93%% and ≥ 0.84", name, 100*c.Inside, c.OfOracle)
 		}
 	}
 }
