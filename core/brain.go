@@ -60,7 +60,9 @@ func (b *brain) record(o Outcome, d time.Duration) {
 	case Unreachable:
 		b.unreachable.Add(1)
 	default:
-		b.aborted.Add(1)
+		if b.perSecond { // only a rate limit counts what came back
+			b.aborted.Add(1)
+		}
 	}
 }
 
@@ -74,7 +76,9 @@ func (b *brain) finish(canceled bool, err error, d time.Duration) {
 		return
 	}
 	if canceled || errors.Is(err, context.Canceled) {
-		b.aborted.Add(1)
+		if b.perSecond {
+			b.aborted.Add(1)
+		}
 		return
 	}
 	o := Reached

@@ -287,17 +287,15 @@ func (c *controller) step(in tick) float64 {
 			queue = (math.Max(0, p50-c.baseline)*thru + math.Max(0, in.admitted-thru)*p50) / float64(time.Second)
 		}
 	}
-	// Sending a quarter more than gets through, two ticks running, with a
-	// queue showing, is overdriving the resource whatever the anchor: a
-	// benign level shift delays the answers of one tick, not of two.
+	// Sending a quarter more than gets through for longer than a round trip
+	// (and at least two ticks), with a queue showing, is overdriving the
+	// resource whatever the anchor: a benign level shift, or the pipeline
+	// filling after a rise, delays the answers by one round trip, not more.
 	if in.saturated && queueing && thru > 0 && in.admitted > 1.25*thru {
 		c.overRun++
 	} else {
 		c.overRun = 0
 	}
-	// A rate limit also knows a level shift from a queue: after a shift the
-	// answers come back as fast as the calls go out; into a growing queue,
-	// they do not.
 	growing := c.growRun >= growTicks
 	// A rate limit also knows a flat latency with everything getting through
 	// from a queue of its own making: under AnchorSLO that may return toward
