@@ -127,8 +127,11 @@ type Config struct {
 	DownStep float64
 	// SlowStartGain multiplies the rate on each healthy tick while the limiter
 	// has never seen congestion. Zero means 2.0 (doubling, as TCP's slow start):
-	// 10 to 500 req/s in 6 ticks instead of 80 at +5%. The first backoff ends slow
-	// start for good. 1 disables it. Must be ≥ 1.
+	// 10 to 500 req/s in 6 ticks instead of 80 at +5%. Once latency has risen an
+	// eighth of the way to the window it grows by the fourth root of the gain
+	// instead (+19% a tick at the default), so the doubling that crosses
+	// capacity is a small one; a rise of a quarter, or the first backoff, ends
+	// slow start for good. 1 disables it. Must be ≥ 1.
 	SlowStartGain float64
 	// RecoverRamp, when above zero, lets the rate grow by SlowStartGain again
 	// after the cold start while fast ≤ RecoverRamp × high, that is while latency

@@ -18,13 +18,20 @@ import (
 //     the rate far below capacity, and a queue left to drain slowly made every
 //     call in it miss the SLO);
 //   - the fast signal falls at once and congestion needs the tick to agree;
-//   - slow start ends at a 25% latency rise, before the queue it builds;
+//   - slow start grows by a quarter of its gain once latency rises an eighth
+//     of the window (HyStart++'s careful phase) and ends at a quarter, before
+//     the queue it builds; a rate limit that ends it while granting a quarter
+//     more than comes back has overshot and drains at once (BBR's drain);
 //   - no probing past the baseline window under either anchor, and latency
-//     still rising past it for two ticks is congestion even under AnchorSLO
-//     (a level shift is forgiven, a growing queue is not);
+//     still rising past it for two ticks, or in three rises of a tenth each
+//     over two ticks, is congestion even under AnchorSLO (a level shift is
+//     forgiven, a growing queue is not);
 //   - after a cut, recovery returns multiplicatively to 90% of the last limit
 //     the resource sustained (for a rate, at most the throughput that got
-//     through), then probes additively.
+//     through while more was sent), then probes additively: near that limit
+//     only once five answers have come back since the last probe (at 40
+//     req/s a tick holds four, too few to see one probe's queue before the
+//     next), and never while latency is up a tenth on two ticks ago;
 //   - the baseline rises only after a quiet spell without cuts;
 //   - a rate limit compares the calls it grants with the calls that come back
 //     (scaled by the share the caller reports at all): granting a quarter
@@ -70,6 +77,9 @@ type controller struct {
 	// growRun counts the ticks in a row it rose past the baseline window.
 	prevP50 float64
 	growRun int
+	// past holds the p50 of the last trendSpan ticks with samples, newest
+	// last, to see a queue that grows slowly.
+	past [trendSpan]float64
 	// blind counts the blind ticks in a row during which demand reached the
 	// limit: at a low rate evidence arrives every few ticks, and a backoff then
 	// spends one step per tick it covers, so the rate falls as fast in time as
@@ -83,9 +93,16 @@ type controller struct {
 	// overRun counts the ticks in a row a rate limit granted well more calls
 	// than came back while a queue showed.
 	overRun int
+	// behind counts the calls sent beyond what came back over the ticks in
+	// a row a rate limit sent a tenth more than got through: two or more,
+	// and what got through is what the resource sustains.
+	behind float64
 	// sentAvg and thruAvg smooth admitted and thru over a few ticks: a probe
 	// past what gets through only builds a queue.
 	sentAvg, thruAvg float64
+	// sinceProbe counts the answers since the last additive probe: near the
+	// last limit that held, the next probe waits for probeAnswers of them.
+	sinceProbe int
 
 	view view
 }
@@ -122,6 +139,17 @@ func (d decision) String() string { return decisionNames[d] }
 // shows as a rise for a tick or two while the histogram turns over).
 var growTicks = 2
 
+// trendSpan is how many ticks back a slow ramp is looked for.
+const trendSpan = 6
+
+// probeAnswers is how many answers a probe near the last limit that held
+// waits for since the last one: below 50 req/s (at the default tick) a tick
+// holds too few to show the last probe's queue before the next. Above that it
+// never binds, on purpose: a probe whose pace depends on the rate is no
+// longer additive, and instances sharing a dependency keep an unfair split
+// (waiting for ten answers took TestFairShares from 0.999 to as low as 0.93).
+const probeAnswers = 5
+
 // drainTicks is how soon a rate limit wants the queue it built drained.
 const drainTicks = 5
 
@@ -146,6 +174,13 @@ func newController(s settings) *controller {
 		rho:       1,
 		lastLimit: s.initial,
 	}
+}
+
+// excess reports whether sending at sent while thru got through, over the
+// given number of ticks, left at least two calls behind: at a low rate one
+// call more or less in a tick is a large ratio and no evidence.
+func (c *controller) excess(sent, thru float64, ticks int) bool {
+	return (sent-thru)*c.s.tick.Seconds()*float64(ticks) >= 2
 }
 
 // alpha is the EWMA weight of one tick for the given half-life.
@@ -200,6 +235,7 @@ func (c *controller) step(in tick) float64 {
 		return c.limit
 	}
 	steps := 1 + c.blind
+	c.sinceProbe += int(real)
 	c.blind = 0
 	above := time.Duration(synthetic)
 	p50 := float64(in.hist.quantile(0.5, unreachable, above))
@@ -250,8 +286,9 @@ func (c *controller) step(in tick) float64 {
 	// Slow start ends at the first sign of a queue (a quarter of the way to
 	// the window, as TCP's HyStart ends on a delay increase), not at the first
 	// cut: doubling past capacity builds a queue that takes seconds to drain.
+	exited := false
 	if c.cold && c.baseSet && p50 > c.baseline*(1+c.s.inflation/4) {
-		c.cold = false
+		c.cold, exited = false, true
 	}
 	prevP50 := c.prevP50
 	c.prevP50 = p50
@@ -270,33 +307,59 @@ func (c *controller) step(in tick) float64 {
 	// the newest answers waited in ((p50 − baseline) × thru), plus what
 	// arrived beyond thru since they were sent.
 	var thru, queue float64
+	sent := in.admitted
 	if in.delivered > 0 {
 		thru = in.delivered
-		if in.admitted > 0 {
+		if sent > 0 {
 			if steady && !queueing {
-				c.rho += 0.02 * (math.Min(1, in.delivered/in.admitted) - c.rho)
+				c.rho += 0.02 * (math.Min(1, in.delivered/sent) - c.rho)
 			}
 			thru /= math.Max(c.rho, 0.1)
 			if c.sentAvg == 0 {
-				c.sentAvg, c.thruAvg = in.admitted, thru
+				c.sentAvg, c.thruAvg = sent, thru
 			}
-			c.sentAvg += 0.25 * (in.admitted - c.sentAvg)
+			c.sentAvg += 0.25 * (sent - c.sentAvg)
 			c.thruAvg += 0.25 * (thru - c.thruAvg)
 		}
 		if c.baseSet {
-			queue = (math.Max(0, p50-c.baseline)*thru + math.Max(0, in.admitted-thru)*p50) / float64(time.Second)
+			queue = (math.Max(0, p50-c.baseline)*thru + math.Max(0, sent-thru)*p50) / float64(time.Second)
 		}
+	}
+	// behind counts the calls sent beyond what came back while sending a
+	// tenth more than gets through: a latency step delays one tick's answers
+	// by a call or so, an overdriven resource falls further behind each tick.
+	if in.saturated && thru > 0 && sent > 1.1*thru {
+		c.behind += (sent - thru) * c.s.tick.Seconds()
+	} else {
+		c.behind = 0
 	}
 	// Sending a quarter more than gets through for longer than a round trip
 	// (and at least two ticks), with a queue showing, is overdriving the
 	// resource whatever the anchor: a benign level shift, or the pipeline
 	// filling after a rise, delays the answers by one round trip, not more.
-	if in.saturated && queueing && thru > 0 && in.admitted > 1.25*thru {
+	if in.saturated && queueing && thru > 0 && sent > 1.25*thru && c.excess(sent, thru, 1) {
 		c.overRun++
 	} else {
 		c.overRun = 0
 	}
-	growing := c.growRun >= growTicks
+	// A rate limit a little past capacity builds its queue slowly: latency
+	// climbs a few percent a tick, too little and too noisy for growRun, and
+	// under AnchorSLO nothing else moves until the p99 guard fires. Three
+	// rises of a tenth in a row, each over two ticks, are a ramp; a level
+	// shift, even one split across a tick boundary, makes at most two.
+	trend := sent > 0 && thru > 0 && queueing && c.past[0] > 0
+	for i := 0; trend && i < trendSpan; i += 2 {
+		next := p50
+		if i+2 < trendSpan {
+			next = c.past[i+2]
+		}
+		trend = next > 1.1*c.past[i]
+	}
+	// Latency up a tenth on two ticks ago: the last probe is queueing.
+	rising := c.past[trendSpan-2] > 0 && p50 > 1.1*c.past[trendSpan-2]
+	copy(c.past[:], c.past[1:])
+	c.past[trendSpan-1] = p50
+	growing := c.growRun >= growTicks || trend
 	// A rate limit also knows a flat latency with everything getting through
 	// from a queue of its own making: under AnchorSLO that may return toward
 	// the last limit that held, even inside the deadband (but not probe past
@@ -316,7 +379,12 @@ func (c *controller) step(in tick) float64 {
 		congested, dec = true, decBackoff
 		factor = math.Max(1-c.s.gain*(math.Max(c.fast, p50)-hb)/hb, 1-c.s.downStep)
 	}
-	if !congested && c.overRun >= max(2, 1+int(math.Ceil(float64(p99)/float64(c.s.tick)))) {
+	// Slow start that ends while granting well more than gets through has
+	// overshot: the queue it built is already in flight. Drain it now (as
+	// BBR leaves its startup), rather than wait a round trip of a queue that
+	// grows by the overshoot every tick.
+	exitDrain := exited && !steady && in.saturated && thru > 0 && sent > 1.25*thru && c.excess(sent, thru, 1)
+	if !congested && (exitDrain || c.overRun >= max(2, 1+int(math.Ceil(float64(p99)/float64(c.s.tick))))) {
 		congested, dec = true, decDrain
 	}
 	if c.s.slo > 0 && p99 > c.s.slo {
@@ -355,14 +423,27 @@ func (c *controller) step(in tick) float64 {
 
 	switch {
 	case congested && (c.congestedRun >= c.s.backoffTicks || dec == decDrain) && (c.cooldown == 0 || overdriven) && !draining:
-		if c.probed || c.known == 0 {
+		first := c.probed || c.known == 0
+		if first {
 			c.known = c.limit
-			if thru > 0 && unreachable == 0 {
-				// (Refused calls are not throughput, but they are no sign of
-				// what the resource sustains either.)
-				c.known = math.Min(c.known, thru)
-			}
 			c.probed = false
+		}
+		if thru > 0 && unreachable == 0 {
+			// What got through while more was sent is what the resource
+			// sustains; what got through while a latency step delayed the
+			// answers is not. (Refused calls are not throughput, but no
+			// sign of capacity either.)
+			switch {
+			case first && (c.behind >= 2 || sent == 0):
+				// The episode's first cut, with calls falling behind (or
+				// nothing known of what was sent: what came back is then
+				// the only measure there is).
+				c.known = math.Min(c.known, thru)
+			case c.sentAvg > 1.05*c.thruAvg && c.excess(c.sentAvg, c.thruAvg, 4):
+				// Any later cut, on the smoothed rates: a capacity that
+				// falls over time lowers the limit recovery returns to.
+				c.known = math.Min(c.known, math.Max(c.thruAvg, thru))
+			}
 		}
 		cut := c.limit * math.Pow(factor, float64(steps))
 		if slowDrain {
@@ -397,7 +478,11 @@ func (c *controller) step(in tick) float64 {
 			// return is allowed, a probe past the window is not.
 			c.probed, dec = false, decHold
 		case c.cold:
-			c.limit, dec = math.Max(c.limit*c.s.slowStartGain, additive), decSlowStart
+			gain := c.s.slowStartGain
+			if p50 > c.baseline*(1+c.s.inflation/8) {
+				gain = math.Pow(gain, 0.25)
+			}
+			c.limit, dec = math.Max(c.limit*gain, additive), decSlowStart
 		case c.s.recoverRamp > 0 && c.fast <= c.s.recoverRamp*high:
 			c.limit, dec = math.Max(c.limit*c.s.slowStartGain, additive), decRamp
 		case additive < 0.9*c.known:
@@ -409,12 +494,23 @@ func (c *controller) step(in tick) float64 {
 			// time it covers, up to the cap, as a cut does.
 			grown := c.limit * math.Pow(c.s.slowStartGain, float64(steps))
 			c.limit, dec = math.Min(math.Max(grown, additive), 0.9*c.known), decReturn
-		case c.thruAvg > 0 && c.sentAvg > 1.03*c.thruAvg:
+		case rising:
+			// Latency up a tenth on two ticks ago: the last probe is
+			// already queueing.
+			dec = decHold
+		case c.sinceProbe < probeAnswers && c.limit < 1.1*c.known:
+			// Near the last limit that held, the next congestion is
+			// likely: at a low rate each probe waits for enough answers
+			// to show its queue before the next (at 40 req/s a tick
+			// holds four).
+			dec = decHold
+		case c.thruAvg > 0 && c.sentAvg > 1.03*c.thruAvg && c.excess(c.sentAvg, c.thruAvg, 4):
 			// The last probes are not getting through: the resource is at
 			// its capacity, and more would only queue.
 			dec = decHold
 		default:
 			c.limit, dec = additive, decProbe
+			c.sinceProbe = 0
 		}
 	}
 	c.limit = math.Min(math.Max(c.limit, c.s.min), c.s.max)

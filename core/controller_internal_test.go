@@ -112,16 +112,45 @@ func TestStepTable(t *testing.T) {
 			{samples(10, 20*ms), 0, true, 90, decReturn, 50, 50},
 			{samples(10, 20*ms), 0, true, 100, decProbe, 90, 90}, // then additive
 		}},
+		{"slow start grows by a quarter of its gain once latency rises an eighth", Config{MaxRate: 1000, InitialRate: 100}, []step{
+			{samples(10, 20*ms), 0, true, 200, decSlowStart, 0, 0},
+			{samples(10, 24*ms), 0, true, 200 * math.Pow(2, 0.25), decSlowStart, 0, 0}, // as HyStart++'s careful phase
+		}},
+		{"near the last limit that held, a probe waits for five answers", Config{MaxRate: 100, InitialRate: 40}, []step{
+			{samples(4, 20*ms), 0, true, 80, decSlowStart, 40, 40},
+			{samples(4, 300*ms), 0, true, 10, decBackoff, 40, 80}, // 40 got through: known
+			{samples(4, 300*ms), 0, true, 10, decHold, 40, 10},
+			{samples(4, 20*ms), 0, true, 20, decReturn, 20, 20},
+			{samples(4, 20*ms), 0, true, 36, decReturn, 36, 36},
+			{samples(4, 20*ms), 0, true, 37, decProbe, 36, 36},
+			{samples(4, 20*ms), 0, true, 37, decHold, 36, 36},  // 4 answers since
+			{samples(4, 20*ms), 0, true, 38, decProbe, 37, 37}, // 8
+			{samples(4, 20*ms), 0, true, 38, decHold, 38, 38},  // 4 again
+		}},
+		{"a slow start that overshoots drains at once", Config{MaxRate: 1000, InitialRate: 100}, []step{
+			{samples(10, 20*ms), 0, true, 200, decSlowStart, 100, 100},
+			// the doubling shows: 60 ms, and far more sent than comes back
+			{samples(10, 60*ms), 0, true, drainTarget(100, 20*ms, 60*ms, 200), decDrain, 100, 200},
+		}},
+		{"...but a slow start held at the ceiling only ends", Config{MaxRate: 100, InitialRate: 100}, []step{
+			{samples(10, 20*ms), 0, true, 100, decSlowStart, 100, 100},
+			{samples(10, 20*ms), 0, true, 100, decSlowStart, 100, 100},
+			{samples(10, 60*ms), 0, true, 100, decHold, 50, 100}, // a level shift delays the answers
+		}},
 		{"sending a quarter more than comes back drains under AnchorSLO too", Config{MaxRate: 1000, InitialRate: 100, SLOTarget: time.Second, Anchor: AnchorSLO}, []step{
 			{samples(10, 20*ms), 0, true, 100, decHold, 100, 100},
 			{samples(10, 20*ms), 0, true, 200, decSlowStart, 100, 100},
+			{samples(10, 30*ms), 0, true, 200, decHold, 200, 200}, // slow start ends on the rise, nothing overshot
 			{samples(10, 60*ms), 0, true, 200, decHold, 100, 200}, // once could be a level shift
 			// twice is a queue: ~10 queued drains in 5 ticks at 100 − 10/0.5
 			{samples(10, 60*ms), 0, true, drainTarget(100, 20*ms, 60*ms, 200), decDrain, 100, 200},
 		}},
 		{"a probe past what gets through holds", Config{MaxRate: 1000, InitialRate: 100}, []step{
 			{samples(10, 20*ms), 0, true, 200, decSlowStart, 100, 100},
-			{samples(10, 30*ms), 0, true, 200, decHold, 100, 200},
+			{samples(10, 30*ms), 0, true, 210, decProbe, 200, 200}, // slow start ends on the rise
+			{samples(10, 30*ms), 0, true, 210, decHold, 200, 210},  // up a tenth on two ticks ago
+			{samples(10, 30*ms), 0, true, 220, decProbe, 200, 210},
+			{samples(10, 30*ms), 0, true, 220, decHold, 200, 220}, // the probes are not getting through
 		}},
 		{"a probe that gets through goes on", Config{MaxRate: 1000, InitialRate: 100}, []step{
 			{samples(10, 20*ms), 0, true, 200, decSlowStart, 100, 100},
@@ -141,9 +170,27 @@ func TestStepTable(t *testing.T) {
 			{samples(10, 20*ms), 0, true, 200, decSlowStart, 100, 100},
 			{samples(10, 150*ms), 0, true, 200, decHold, 200, 200},
 			{samples(10, 150*ms), 0, true, 140, decSLO, 200, 200},
-			{samples(10, 70*ms), 0, true, 140, decHold, 130, 140},
-			{samples(10, 70*ms), 0, true, 140, decHold, 130, 140},
-			{samples(10, 70*ms), 0, true, 140, decHold, 130, 140},
+			{samples(10, 70*ms), 0, true, 140, decHold, 112, 140},
+			{samples(10, 70*ms), 0, true, 140, decHold, 112, 140},
+			{samples(10, 70*ms), 0, true, 140, decHold, 112, 140},
+		}},
+		{"a queue that grows a little each tick is congestion under AnchorSLO", Config{MaxRate: 1000, InitialRate: 100, SLOTarget: time.Second, Anchor: AnchorSLO, BackoffTicks: 1}, []step{
+			{samples(10, 20*ms), 0, true, 100, decHold, 200, 200},
+			{samples(10, 20*ms), 0, true, 200, decSlowStart, 200, 200},
+			{samples(10, 30*ms), 0, true, 200, decHold, 200, 200},
+			{samples(10, 43*ms), 0, true, 200, decHold, 200, 200}, // a level shift: no cut
+			{samples(10, 43*ms), 0, true, 200, decHold, 200, 200},
+			{samples(10, 43*ms), 0, true, 200, decHold, 200, 200},
+			{samples(10, 43*ms), 0, true, 200, decHold, 200, 200},
+			// a ramp too slow and noisy for two rises in a row...
+			{samples(10, 47*ms), 0, true, 200, decHold, 200, 200},
+			{samples(10, 49*ms), 0, true, 200, decHold, 200, 200},
+			{samples(10, 53*ms), 0, true, 200, decHold, 200, 200},
+			{samples(10, 53*ms), 0, true, 200, decHold, 200, 200},
+			{samples(10, 60*ms), 0, true, 200, decHold, 200, 200},
+			{samples(10, 60*ms), 0, true, 200, decHold, 200, 200},
+			// ...but three rises of a tenth over two ticks each: a queue
+			{samples(10, 66*ms), 0, true, 182.6, decBackoff, 200, 200},
 		}},
 		{"AnchorSLO agrees over two ticks", Config{MaxRate: 1000, InitialRate: 100, SLOTarget: 100 * ms, Anchor: AnchorSLO}, []step{
 			{samples(10, 10*ms), 0, true, 100, decHold, 0, 0},
