@@ -44,12 +44,13 @@ func TestCacheInFrontOfSaturatedOrigin(t *testing.T) {
 		t.Errorf("aggregate view: mean %v, origin %.0f%% inside; the seed's failure is a healthy-looking aggregate over a drowning origin",
 			agg.Mean, 100*agg.OriginInside)
 	}
-	// With hits Aborted the origin no longer drowns. It is not yet held inside
-	// the SLO as well as the oracle would: the same probe-and-cut oscillation
-	// the matrix shows costs it a third of its answers (measured 47–65%). With
-	// an SLO set, the aggregate's p99 guard also sees the misses (5% of calls
-	// is more than 1%), so the verdict matters most without an SLO, or when
-	// hits exceed 99%.
+	// With hits Aborted the origin no longer drowns. It is not held inside the
+	// SLO as well as the oracle would: the controller sees one call in twenty
+	// and probes and cuts on that. Over seeds 1–10 the origin answers 86% of
+	// its calls inside the SLO under AnchorSLO (78% in the draw here, seed 3)
+	// and 87% without an SLO (91% here). With an SLO set, the aggregate's p99
+	// guard also sees the misses (5% of calls is more than 1%), so the
+	// verdict matters most without an SLO, or when hits exceed 99%.
 	for _, r := range []sim.Result{v, vb} {
 		if r.OriginInside < 0.4 || r.Wasted > 0.2 || r.OriginInside < agg.OriginInside+0.3 {
 			t.Errorf("%s: origin %.0f%% inside, %.0f%% wasted; with hits Aborted the origin should be protected", r.Arm, 100*r.OriginInside, 100*r.Wasted)

@@ -132,54 +132,76 @@ func TestFixedRatesFailWhenCapacityMoves(t *testing.T) {
 }
 
 // The goal for the default SLO-anchored configuration is ≥ 90% inside the
-// SLO and ≥ 0.8 of the oracle's goodput in every scenario. In this matrix
-// (seed 1) it is met in steady, benign-bump, capacity-recovers,
-// flapping-latency and diurnal, not yet in slo-breaks, capacity-drops and
-// outage (in slo-breaks the oracle itself keeps only 65% inside: no pace
-// meets an SLO the dependency breaks; only sending less during the break
-// raises the share). The floors below are what the controller achieves today
-// (with a margin for scheduling noise under -race), so a regression fails
-// here while the gap stays visible in the log. What is left, measured tick by
-// tick: a sudden capacity drop builds a queue in the two or three ticks
-// before any completed call can show it, and under AnchorSLO the controller
-// holds the p50 anywhere below 80% of the SLO, where a 40 req/s dependency's
-// tail already crosses it.
+// SLO and ≥ 0.8 of the oracle's goodput in every scenario. The published
+// matrix (seed 1) meets it everywhere. In slo-breaks the oracle itself keeps
+// only 65% inside (no pace meets an SLO the dependency breaks): the share is
+// won by sending less during the break and returning fast after it.
 func TestGoalForAnchorSLO(t *testing.T) {
-	const goalInside, goalOfOracle = 0.90, 0.80
-	floors := map[string]struct{ inside, ofOracle float64 }{
-		"steady":            {0.92, 0.92},
-		"benign-bump":       {0.91, 0.78},
-		"slo-breaks":        {0.81, 0.82},
-		"capacity-drops":    {0.80, 0.77},
-		"capacity-recovers": {0.90, 0.81},
-		"flapping-latency":  {0.88, 0.81},
-		"diurnal":           {0.89, 0.89},
-		"outage":            {0.86, 0.79},
-	}
 	tab := theMatrix(t)
 	for _, sc := range tab.Scenarios {
 		c := cell(t, tab, sc.Name, "agile-slo")
-		f, ok := floors[sc.Name]
-		if !ok {
-			t.Errorf("%s: no floor recorded", sc.Name)
-			continue
-		}
-		status := "meets the goal"
+		t.Logf("%-18s AnchorSLO: %5.1f%% inside (goal 90%%), %.2f of the oracle's goodput (goal 0.80)",
+			sc.Name, 100*c.Inside, c.OfOracle)
 		if c.Inside < goalInside || c.OfOracle < goalOfOracle {
-			status = "GOAL MISSED"
+			t.Errorf("%s: AnchorSLO %.1f%% inside, %.2f of oracle; the goal is ≥ 90%% and ≥ 0.80",
+				sc.Name, 100*c.Inside, c.OfOracle)
 		}
-		t.Logf("%-18s AnchorSLO: %5.1f%% inside (goal 90%%), %.2f of the oracle's goodput (goal 0.80): %s",
-			sc.Name, 100*c.Inside, c.OfOracle, status)
-		if c.Inside < f.inside || c.OfOracle < f.ofOracle {
-			t.Errorf("%s: AnchorSLO %.1f%% inside, %.2f of oracle; regressed below the recorded %.0f%%, %.2f",
-				sc.Name, 100*c.Inside, c.OfOracle, 100*f.inside, f.ofOracle)
+	}
+}
+
+const goalInside, goalOfOracle = 0.90, 0.80
+
+// One seed is one draw of the jitter, and a controller tuned on one draw can
+// be lucky. Across seeds 1–6 the goal holds on average in every scenario, and
+// no single draw falls far below it (the worst is logged: 89.4% inside in
+// capacity-drops and 90.4% in slo-breaks today, so the floor for one draw is
+// 88%).
+func TestGoalAcrossSeeds(t *testing.T) {
+	const seeds = 6
+	arms := []sim.Arm{sim.Agile("agile-slo", sim.SLOConfig), sim.Oracle()}
+	type stat struct{ inside, ofOracle, worstInside, worstOfOracle float64 }
+	stats := map[string]*stat{}
+	var names []string
+	for seed := uint64(1); seed <= seeds; seed++ {
+		scs := sim.Matrix()
+		for i := range scs {
+			scs[i].Seed = seed
+		}
+		tab := sim.RunMatrix(scs, arms, func(f func()) {
+			synctest.Test(t, func(*testing.T) { f() })
+		})
+		for _, sc := range tab.Scenarios {
+			c := cell(t, tab, sc.Name, "agile-slo")
+			st, ok := stats[sc.Name]
+			if !ok {
+				st = &stat{worstInside: 1, worstOfOracle: 10}
+				stats[sc.Name] = st
+				names = append(names, sc.Name)
+			}
+			st.inside += c.Inside / seeds
+			st.ofOracle += c.OfOracle / seeds
+			st.worstInside = min(st.worstInside, c.Inside)
+			st.worstOfOracle = min(st.worstOfOracle, c.OfOracle)
+			if c.Inside < 0.88 || c.OfOracle < goalOfOracle {
+				t.Errorf("%s, seed %d: AnchorSLO %.1f%% inside, %.2f of oracle; want ≥ 88%% and ≥ 0.80 in every draw",
+					sc.Name, seed, 100*c.Inside, c.OfOracle)
+			}
+		}
+	}
+	for _, name := range names {
+		st := stats[name]
+		t.Logf("%-18s AnchorSLO over %d seeds: mean %5.1f%% inside, %.2f of oracle; worst %5.1f%%, %.2f",
+			name, seeds, 100*st.inside, st.ofOracle, 100*st.worstInside, st.worstOfOracle)
+		if st.inside < goalInside || st.ofOracle < goalOfOracle {
+			t.Errorf("%s: AnchorSLO averages %.1f%% inside, %.2f of oracle over %d seeds; the goal is ≥ 90%% and ≥ 0.80",
+				name, 100*st.inside, st.ofOracle, seeds)
 		}
 	}
 }
 
 // Under AnchorBaseline (the zero-value anchor, with the scenario's SLO as the
-// p99 guard) the controller keeps ≥ 93% inside the SLO wherever the latency
-// floor does not move for good, at 0.84 of the oracle's goodput or more; the
+// p99 guard) the controller keeps ≥ 95% inside the SLO wherever the latency
+// floor does not move for good, at 0.85 of the oracle's goodput or more; the
 // benign rises it reads as congestion by design (AnchorSLO is the answer to
 // those).
 func TestAnchorBaselineMeetsGoal(t *testing.T) {
@@ -187,8 +209,8 @@ func TestAnchorBaselineMeetsGoal(t *testing.T) {
 	for _, name := range []string{"steady", "slo-breaks", "capacity-drops", "capacity-recovers", "diurnal", "outage"} {
 		c := cell(t, tab, name, "agile-baseline")
 		t.Logf("%-18s AnchorBaseline: %5.1f%% inside, %.2f of the oracle's goodput", name, 100*c.Inside, c.OfOracle)
-		if c.Inside < 0.93 || c.OfOracle < 0.84 {
-			t.Errorf("%s: AnchorBaseline %.1f%% inside, %.2f of oracle; want ≥ 93%% and ≥ 0.84", name, 100*c.Inside, c.OfOracle)
+		if c.Inside < 0.95 || c.OfOracle < 0.85 {
+			t.Errorf("%s: AnchorBaseline %.1f%% inside, %.2f of oracle; want ≥ 95%% and ≥ 0.85", name, 100*c.Inside, c.OfOracle)
 		}
 	}
 }
