@@ -73,13 +73,11 @@ type controller struct {
 	// probed is set by a probe and cleared by a cut: the next cut starts a
 	// new congestion episode.
 	probed bool
-	// prevP50 is the last tick's p50, to see a queue draining or growing;
-	// growRun counts the ticks in a row it rose past the baseline window.
-	prevP50 float64
-	growRun int
 	// past holds the p50 of the last trendSpan ticks with samples, newest
-	// last, to see a queue that grows slowly.
-	past [trendSpan]float64
+	// last, to see a queue draining, growing, or growing slowly; growRun
+	// counts the ticks in a row it rose past the baseline window.
+	past    [trendSpan]float64
+	growRun int
 	// blind counts the blind ticks in a row during which demand reached the
 	// limit: at a low rate evidence arrives every few ticks, and a backoff then
 	// spends one step per tick it covers, so the rate falls as fast in time as
@@ -290,8 +288,7 @@ func (c *controller) step(in tick) float64 {
 	if c.cold && c.baseSet && p50 > c.baseline*(1+c.s.inflation/4) {
 		c.cold, exited = false, true
 	}
-	prevP50 := c.prevP50
-	c.prevP50 = p50
+	prevP50 := c.past[trendSpan-1]
 	// A level shift is what AnchorSLO forgives; a queue that keeps growing is
 	// not. Past the baseline window with latency still rising, the resource is
 	// getting more than it can serve, whatever the anchor.
