@@ -203,8 +203,45 @@ func (c *controller) high() float64 {
 	return h
 }
 
-// step runs one tick and returns the new limit.
+// step runs one tick and returns the new limit: what the tick says
+// (observe), what that means (judge), and what to do about it (act).
 func (c *controller) step(in tick) float64 {
+	e, ok := c.observe(in)
+	if !ok {
+		return c.limit
+	}
+	v := c.judge(in, e)
+	dec := c.act(in, e, v)
+	c.limit = math.Min(math.Max(c.limit, c.s.min), c.s.max)
+
+	c.view = view{
+		p50: time.Duration(e.p50), p99: e.p99,
+		fast: time.Duration(c.fast), baseline: time.Duration(c.baseline), high: time.Duration(e.high),
+		samples: int(e.n), synthetic: int(e.unreachable), decision: dec,
+	}
+	return c.limit
+}
+
+// evidence is what one tick says before any decision: its latencies, what a
+// rate limit got through and has queued, and which way the latency moves.
+// Latencies are in nanoseconds, rates in calls per second.
+type evidence struct {
+	p50, rtt, prevP50 float64 // rtt: the median of the real samples alone (0 if none)
+	p99               time.Duration
+	high, low         float64 // the tolerated window
+	n, unreachable    uint64  // samples, and the synthetic ones among them
+	steps             int     // the ticks this one covers: itself and the saturated blind ones before it
+	steady            bool    // the limit held within 5% through the last tick
+	queueing          bool    // latency past the baseline window
+	exited            bool    // this tick ended slow start
+	thru, sent, queue float64 // through and granted per second, requests queued (rate limit; 0 unknown)
+	trend, rising     bool    // a slow ramp; up a tenth on two ticks ago
+}
+
+// observe reads one tick: it updates the signals (the fast EWMA, the
+// baseline, the rate averages and run counters) and returns the evidence, or
+// false for a blind tick, which changes nothing else.
+func (c *controller) observe(in tick) (evidence, bool) {
 	// An Unavailable call is a sample above the window and above the SLO, so
 	// both the proportional backoff and the p99 guard fire. With no SLO and no
 	// baseline there is no "above" to put it: it is dropped.
@@ -230,7 +267,7 @@ func (c *controller) step(in tick) float64 {
 		}
 		c.view.decision = decBlind
 		c.view.high = time.Duration(c.high())
-		return c.limit
+		return evidence{}, false
 	}
 	steps := 1 + c.blind
 	c.sinceProbe += int(real)
@@ -298,13 +335,44 @@ func (c *controller) step(in tick) float64 {
 		c.growRun = 0
 	}
 
+	thru, sent, queue := c.rates(in, p50, steady, queueing)
+	// A rate limit a little past capacity builds its queue slowly: latency
+	// climbs a few percent a tick, too little and too noisy for growRun, and
+	// under AnchorSLO nothing else moves until the p99 guard fires. Three
+	// rises of a tenth in a row, each over two ticks, are a ramp; a level
+	// shift, even one split across a tick boundary, makes at most two.
+	trend := sent > 0 && thru > 0 && queueing && c.past[0] > 0
+	for i := 0; trend && i < trendSpan; i += 2 {
+		next := p50
+		if i+2 < trendSpan {
+			next = c.past[i+2]
+		}
+		trend = next > 1.1*c.past[i]
+	}
+	// Latency up a tenth on two ticks ago: the last probe is queueing.
+	rising := c.past[trendSpan-2] > 0 && p50 > 1.1*c.past[trendSpan-2]
+	copy(c.past[:], c.past[1:])
+	c.past[trendSpan-1] = p50
+	return evidence{
+		p50: p50, rtt: rtt, prevP50: prevP50, p99: p99, high: high, low: low,
+		n: n, unreachable: unreachable, steps: steps,
+		steady: steady, queueing: queueing, exited: exited,
+		thru: thru, sent: sent, queue: queue, trend: trend, rising: rising,
+	}, true
+}
+
+// rates is a rate limit's accounting for one tick: the calls that got
+// through per second (scaled up by the share the caller reports), the slots
+// granted per second, and the requests queued at the resource; all 0 where
+// unknown. It also keeps the smoothed rates and the runs of sending more than
+// gets through.
+func (c *controller) rates(in tick, p50 float64, steady, queueing bool) (thru, sent, queue float64) {
 	// A rate limit knows what it sends and what comes back. thru is the
 	// calls that got through per second, scaled up by the share the caller
 	// reports; queue is the requests waiting at the resource now: the queue
 	// the newest answers waited in ((p50 − baseline) × thru), plus what
 	// arrived beyond thru since they were sent.
-	var thru, queue float64
-	sent := in.admitted
+	sent = in.admitted
 	if in.delivered > 0 {
 		thru = in.delivered
 		if sent > 0 {
@@ -339,23 +407,28 @@ func (c *controller) step(in tick) float64 {
 	} else {
 		c.overRun = 0
 	}
-	// A rate limit a little past capacity builds its queue slowly: latency
-	// climbs a few percent a tick, too little and too noisy for growRun, and
-	// under AnchorSLO nothing else moves until the p99 guard fires. Three
-	// rises of a tenth in a row, each over two ticks, are a ramp; a level
-	// shift, even one split across a tick boundary, makes at most two.
-	trend := sent > 0 && thru > 0 && queueing && c.past[0] > 0
-	for i := 0; trend && i < trendSpan; i += 2 {
-		next := p50
-		if i+2 < trendSpan {
-			next = c.past[i+2]
-		}
-		trend = next > 1.1*c.past[i]
-	}
-	// Latency up a tenth on two ticks ago: the last probe is queueing.
-	rising := c.past[trendSpan-2] > 0 && p50 > 1.1*c.past[trendSpan-2]
-	copy(c.past[:], c.past[1:])
-	c.past[trendSpan-1] = p50
+	return thru, sent, queue
+}
+
+// verdict is what the evidence means: congestion (and how deep a cut it
+// asks for), health, or neither, and whether a cut would only overshoot a
+// queue that is already draining.
+type verdict struct {
+	dec                   decision // the decision, if the limit moves
+	congested, healthy    bool
+	clear                 bool    // healthy by the latency window itself, not only flat
+	factor                float64 // the multiplicative cut asked for
+	drainTo               float64 // the rate that drains the measured queue in drainTicks
+	slowDrain, overdriven bool    // a rate limit sends too much to drain, or more than gets through
+	draining              bool    // the queue drains fast enough: wait
+}
+
+// judge turns one tick's evidence into a verdict and counts how many ticks
+// in a row agree.
+func (c *controller) judge(in tick, e evidence) verdict {
+	p50, p99, high, low, prevP50 := e.p50, e.p99, e.high, e.low, e.prevP50
+	thru, sent, queue := e.thru, e.sent, e.queue
+	queueing, exited, steady, trend := e.queueing, e.exited, e.steady, e.trend
 	growing := c.growRun >= growTicks || trend
 	// A rate limit also knows a flat latency with everything getting through
 	// from a queue of its own making: under AnchorSLO that may return toward
@@ -417,7 +490,22 @@ func (c *controller) step(in tick) float64 {
 	default:
 		c.congestedRun, c.healthyRun = 0, 0
 	}
+	return verdict{
+		dec: dec, congested: congested, healthy: healthy, clear: clear, factor: factor,
+		drainTo: drainTo, slowDrain: slowDrain, overdriven: overdriven, draining: draining,
+	}
+}
 
+// act moves the limit on a verdict: a cut once enough congested ticks agree
+// (sized from the measured queue where a rate limit knows it), or, once
+// enough healthy ticks agree and demand reached the limit, slow start, a
+// return toward the last limit that held, or an additive probe. It returns
+// what it did.
+func (c *controller) act(in tick, e evidence, v verdict) decision {
+	dec, congested, healthy, clear := v.dec, v.congested, v.healthy, v.clear
+	factor, drainTo, slowDrain, overdriven, draining := v.factor, v.drainTo, v.slowDrain, v.overdriven, v.draining
+	p50, high, rtt, steps, unreachable := e.p50, e.high, e.rtt, e.steps, e.unreachable
+	thru, sent, rising := e.thru, e.sent, e.rising
 	switch {
 	case congested && (c.congestedRun >= c.s.backoffTicks || dec == decDrain) && (c.cooldown == 0 || overdriven) && !draining:
 		first := c.probed || c.known == 0
@@ -510,12 +598,5 @@ func (c *controller) step(in tick) float64 {
 			c.sinceProbe = 0
 		}
 	}
-	c.limit = math.Min(math.Max(c.limit, c.s.min), c.s.max)
-
-	c.view = view{
-		p50: time.Duration(p50), p99: p99,
-		fast: time.Duration(c.fast), baseline: time.Duration(c.baseline), high: time.Duration(high),
-		samples: int(n), synthetic: int(unreachable), decision: dec,
-	}
-	return c.limit
+	return dec
 }
