@@ -435,7 +435,7 @@ func (c *controller) judge(in tick, e evidence) verdict {
 	// the last limit that held, even inside the deadband (but not probe past
 	// it). Otherwise a benign rise that settles inside the deadband would
 	// hold any cut made during it for good.
-	flat := c.s.anchor == AnchorSLO && in.admitted > 0 && thru > 0 && c.growRun == 0 && c.sentAvg <= 1.02*c.thruAvg
+	flat := c.s.anchor == AnchorSLO && sent > 0 && thru > 0 && c.growRun == 0 && c.sentAvg <= 1.02*c.thruAvg
 	factor := 1.0
 	dec := decHold
 	// Congestion needs the smoothed signal and the tick itself to agree: the
