@@ -286,9 +286,10 @@ func TestWriterInterfacesSurviveTheWrapper(t *testing.T) {
 	if string(body) != "raw ok" {
 		t.Errorf("hijacked response body = %q, want %q", body, "raw ok")
 	}
-	// The verdict runs as the handler returns, which may be a moment after the
-	// client has read the hijacked connection's last byte.
-	for deadline := time.Now().Add(5 * time.Second); v.calls.Load() < 2 && time.Now().Before(deadline); {
+	// The verdict runs as the handler returns, and the slot is released just
+	// after it, both possibly a moment after the client has read the hijacked
+	// connection's last byte.
+	for deadline := time.Now().Add(5 * time.Second); (v.calls.Load() < 2 || lim.InFlight() != 0) && time.Now().Before(deadline); {
 		time.Sleep(time.Millisecond)
 	}
 	if v.calls.Load() != 2 || v.status.Load() != http.StatusSwitchingProtocols {
