@@ -31,6 +31,19 @@ type brain struct {
 	stopped chan struct{}
 }
 
+// tick is one tick's evidence, as the brain hands it to the controller.
+type tick struct {
+	hist        *snapshot // real samples
+	unreachable uint64    // Unavailable calls
+	saturated   bool      // demand reached the limit during the tick
+	delivered   float64   // calls reported back per second, for a rate limit; 0 if unknown
+	admitted    float64   // slots granted per second, for a rate limit; 0 if unknown
+	dt          time.Duration
+	// completions counts the calls that came back during the tick, for
+	// either limiter: samples, Unavailable calls and Aborted answers.
+	completions float64
+}
+
 // actuator is the half of a limiter the brain drives once a tick.
 type actuator interface {
 	// load reports whether demand reached limit since the last tick, dt ago,
@@ -60,9 +73,7 @@ func (b *brain) record(o Outcome, d time.Duration) {
 	case Unreachable:
 		b.unreachable.Add(1)
 	default:
-		if b.perSecond { // only a rate limit counts what came back
-			b.aborted.Add(1)
-		}
+		b.aborted.Add(1) // it came back, but carries no sample
 	}
 }
 
@@ -76,9 +87,7 @@ func (b *brain) finish(canceled bool, err error, d time.Duration) {
 		return
 	}
 	if canceled || errors.Is(err, context.Canceled) {
-		if b.perSecond {
-			b.aborted.Add(1)
-		}
+		b.aborted.Add(1)
 		return
 	}
 	o := Reached
@@ -135,8 +144,9 @@ func (b *brain) tick(a actuator, now time.Time) {
 	dt := now.Sub(b.last)
 	b.last = now
 	b.hist.drain(&b.snap)
-	in := tick{hist: &b.snap, unreachable: b.unreachable.Swap(0)}
+	in := tick{hist: &b.snap, unreachable: b.unreachable.Swap(0), dt: dt}
 	aborted := b.aborted.Swap(0)
+	in.completions = float64(b.snap.n + in.unreachable + aborted)
 	in.saturated, in.admitted = a.load(b.ctl.limit, dt)
 	// A rate limit compares what it sends with what comes back only while
 	// most answers are samples. When most carry none (cache hits, cheap 4xx
@@ -156,12 +166,8 @@ func (b *brain) tick(a actuator, now time.Time) {
 // view fills the controller's part of st. The caller fills the rest.
 func (b *brain) view(st *Stats) {
 	b.mu.Lock()
-	v := b.ctl.view
+	b.ctl.fill(st)
 	st.Limit = b.ctl.limit
 	st.Ticks = b.ticks
 	b.mu.Unlock()
-	st.Baseline, st.Fast, st.High = v.baseline, v.fast, v.high
-	st.P50, st.P99 = v.p50, v.p99
-	st.Samples, st.Unreachable = v.samples, v.synthetic
-	st.Decision = v.decision.String()
 }

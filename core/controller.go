@@ -1,3 +1,5 @@
+//go:build !agilelimiter_model
+
 package agilelimiter
 
 import (
@@ -151,15 +153,6 @@ const probeAnswers = 5
 // drainTicks is how soon a rate limit wants the queue it built drained.
 const drainTicks = 5
 
-// tick is one tick's evidence.
-type tick struct {
-	hist        *snapshot // real samples
-	unreachable uint64    // Unavailable calls
-	saturated   bool      // demand reached the limit during the tick
-	delivered   float64   // calls reported back per second, for a rate limit; 0 if unknown
-	admitted    float64   // slots granted per second, for a rate limit; 0 if unknown
-}
-
 func newController(s settings) *controller {
 	return &controller{
 		s:         s,
@@ -185,6 +178,19 @@ func (c *controller) excess(sent, thru float64, ticks int) bool {
 func alpha(tick, halfLife time.Duration) float64 {
 	return 1 - math.Exp2(-float64(tick)/float64(halfLife))
 }
+
+// fill copies the controller's view into st.
+func (c *controller) fill(st *Stats) {
+	v := c.view
+	st.Baseline, st.Fast, st.High = v.baseline, v.fast, v.high
+	st.P50, st.P99 = v.p50, v.p99
+	st.Samples, st.Unreachable = v.samples, v.synthetic
+	st.Decision = v.decision.String()
+}
+
+// reserve is the round trip a call needs: the last tick's p99, or the fast
+// signal if higher.
+func (c *controller) reserve() time.Duration { return max(c.view.fast, c.view.p99) }
 
 // high returns the top of the tolerated window, in nanoseconds, or 0 when
 // there is nothing to build it on yet.

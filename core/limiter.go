@@ -184,7 +184,7 @@ func (l *Limiter) load(rate float64, dt time.Duration) (bool, float64) {
 
 // apply implements actuator.
 func (l *Limiter) apply(rate float64) {
-	l.reserve.Store(int64(max(l.ctl.view.fast, l.ctl.view.p99)))
+	l.reserve.Store(int64(l.ctl.reserve()))
 	l.rate.Store(math.Float64bits(rate))
 	l.b.setRate(rate)
 }
