@@ -291,7 +291,7 @@ func (c ConcurrencyConfig) settings() (settings, error) {
 	}
 	s := settings{min: float64(max(c.MinLimit, 1)), max: float64(c.MaxLimit), initial: float64(c.InitialLimit)}
 	if s.initial == 0 {
-		s.initial = math.Max(math.Floor(s.max/8), s.min)
+		s.initial = math.Max(initialLimit(s.max), s.min)
 	}
 	err := s.tuning(p, tuning{
 		slo: c.SLOTarget, anchor: c.Anchor, classify: c.Classify,

@@ -153,6 +153,9 @@ const probeAnswers = 5
 // drainTicks is how soon a rate limit wants the queue it built drained.
 const drainTicks = 5
 
+// initialLimit is a semaphore's starting limit when InitialLimit is zero.
+func initialLimit(ceiling float64) float64 { return math.Floor(ceiling / 8) }
+
 func newController(s settings) *controller {
 	return &controller{
 		s:         s,

@@ -36,6 +36,7 @@ type controller struct {
 	// round); floorAge how long since it was last lowered or measured.
 	floor    float64
 	floorAge time.Duration
+	verified bool
 	// knee is the limit the resource last held (0: unknown).
 	knee float64
 	// cold is true until the first cut or the first latency rise: slow start.
@@ -51,9 +52,11 @@ type controller struct {
 	raised bool
 
 	round round
-	// settle counts the ticks left before a cut's effect reaches the
-	// answers: the calls in flight when it was made were sent before it.
-	settle int
+	// settling is set by a cut or a floor probe until the typical answer
+	// was sent after it: the calls in flight when it was made say nothing
+	// of it. since is the time since it was made.
+	settling bool
+	since    time.Duration
 	// cut is the last cut, kept until the round after it says whether it
 	// lowered the latency (a queue) or not (a level shift).
 	cut struct {
@@ -63,8 +66,8 @@ type controller struct {
 	// measure is a floor probe under way: the limit it lowered, to restore
 	// once the round after it has measured the floor.
 	measure struct {
-		pending bool
-		from    float64
+		pending       bool
+		from, latency float64 // the limit before, and the latency there
 	}
 	// probe is the last additive probe, kept until the round after it says
 	// whether it got more through.
@@ -115,12 +118,13 @@ const (
 	decKnee                       // the last probe got nothing more through: undone
 	decFull                       // the last trim cost throughput: undone, hold
 	decTrim                       // latency in the upper half of the window: one step down
+	decCeiling                    // at the ceiling: nothing above to probe
 	decProbe                      // additive probe
 )
 
 var decisionNames = [...]string{
 	"blind", "gather", "settle", "refused", "slo", "queue", "drain", "shift", "floor-probe", "floor",
-	"idle", "slow-start", "return", "knee", "full", "trim", "probe",
+	"idle", "slow-start", "return", "knee", "full", "trim", "ceiling", "probe",
 }
 
 func (d decision) String() string { return decisionNames[d] }
@@ -166,18 +170,25 @@ const (
 	// shiftKept is how much of the latency a cut must leave for the rise to
 	// read as a level shift: a queue the cut drained falls by more.
 	shiftKept = 0.9
-	// floorMaxAge: a floor not lowered or measured for ten seconds is
-	// measured again (BBR's ProbeRTT interval).
+	// floorMaxAge: a floor not lowered or measured for ten seconds of
+	// latency held in the upper half of the window is measured again
+	// (BBR's ProbeRTT interval).
 	floorMaxAge = 10 * time.Second
-	// floorProbeShare is how far a floor probe lowers the limit: half the
-	// load drains a queue of one's own making within a round trip.
-	floorProbeShare = 0.5
+	// floorProbeShare is how far a floor probe lowers the limit: a quarter
+	// of the load drains a queue of one's own making within a round trip
+	// and, unlike half, is below the knee of a service first met with a
+	// burst of twice its knee.
+	floorProbeShare = 0.25
 )
 
+// initialLimit is a semaphore's starting limit when InitialLimit is zero:
+// half the ceiling, so a service that just started serves a cold burst of
+// that size at once; the first round trip of answers cuts it to the knee if
+// the service holds less.
+func initialLimit(ceiling float64) float64 { return math.Floor(ceiling / 2) }
+
 func newController(s settings) *controller {
-	// The first floor is unverified: it was measured at whatever load the
-	// limiter started with, which may already be past the knee.
-	return &controller{s: s, limit: s.initial, cold: true, raised: true, floorAge: floorMaxAge}
+	return &controller{s: s, limit: s.initial, cold: true, raised: true}
 }
 
 // fill copies the controller's view into st.
@@ -215,7 +226,7 @@ func (c *controller) step(in tick) float64 {
 	r.admitted += in.admitted * in.dt.Seconds()
 
 	c.view.samples, c.view.synthetic = int(in.hist.n+in.unreachable), int(in.unreachable)
-	dec := c.decide()
+	dec := c.decide(in)
 	c.limit = math.Min(math.Max(c.limit, c.s.min), c.s.max)
 	c.view.decision = dec
 	c.view.floor, c.view.high = time.Duration(c.floor), time.Duration(c.high())
@@ -223,15 +234,22 @@ func (c *controller) step(in tick) float64 {
 }
 
 // decide closes the round when it holds enough evidence and applies the law.
-func (c *controller) decide() decision {
+func (c *controller) decide(in tick) decision {
 	r := &c.round
-	n := r.hist.n + r.unreachable
-	if c.settle > 0 {
-		// What arrives now was sent before the cut: it says nothing of it.
-		c.settle--
-		*r = round{}
-		return decSettle
+	if c.settling {
+		// An answer of latency d arriving in this tick was sent at least
+		// d before the tick began. Until the slowest of them was sent after
+		// the cut, what arrives says nothing of it (BBR's packet-timed
+		// round trip, read off the durations).
+		fresh := in.hist.n > 0 && in.hist.quantile(0.99, 0, 0) <= c.since
+		c.since += in.dt
+		if !fresh && c.since < roundMaxTicks*c.s.tick {
+			*r = round{}
+			return decSettle
+		}
+		c.settling = false
 	}
+	n := r.hist.n + r.unreachable
 	switch {
 	case n == 0 && r.ticks >= roundMaxTicks:
 		*r = round{}
@@ -239,7 +257,8 @@ func (c *controller) decide() decision {
 	case n == 0:
 		return decBlind
 	case r.unreachable == 0 && r.ticks < roundMaxTicks &&
-		((n < roundSamples && !c.growing()) || r.dt < max(time.Duration(c.floor), r.hist.quantile(0.5, 0, 0))):
+		((n < roundSamples && !c.growing()) || r.dt < time.Duration(c.floor) ||
+			(c.floor == 0 && r.dt < r.hist.quantile(0.5, 0, 0))):
 		// A round is a round trip with enough answers in it: shorter, it
 		// sees only the fastest answers of what it sent.
 		return decGather
@@ -322,7 +341,11 @@ func (c *controller) law(e evidence) decision {
 			// is not still too high, so its age goes on.
 			c.floor = e.latency
 		}
-		c.floorAge += e.dt
+		if e.latency > (c.floor+c.high())/2 {
+			// Held in the upper half of the window: either a queue the
+			// limiter keeps, or a floor that moved. Time to check which.
+			c.floorAge += e.dt
+		}
 	}
 
 	// A floor probe's round: what latency is at half the load is the floor,
@@ -331,7 +354,14 @@ func (c *controller) law(e evidence) decision {
 	if c.measure.pending && e.latency > 0 {
 		c.measure.pending = false
 		c.floor, c.floorAge = e.latency, 0
-		c.limit = c.measure.from
+		// Back where it was, unless the latency there was past the
+		// window that the floor just measured now draws: then as a cut
+		// from there would have gone.
+		c.limit, c.raised = c.measure.from, true
+		if high := c.high(); c.measure.latency > high {
+			c.limit *= math.Max((c.floor+high)/2/c.measure.latency, maxCut)
+			c.knee = math.Min(c.knee, c.limit)
+		}
 		if !e.unreachable && !(c.s.slo > 0 && e.p99 > float64(c.s.slo)) {
 			return decFloor
 		}
@@ -376,6 +406,12 @@ func (c *controller) law(e evidence) decision {
 	if congested != 0 {
 		c.probe.pending = false
 		c.cold = false
+		if !c.verified {
+			// The first congestion: the floor so far was measured at
+			// whatever load the limiter started with, which may already
+			// have been past the knee. Measure it once the cut settles.
+			c.verified, c.floorAge = true, floorMaxAge
+		}
 		from := c.limit
 		// What got through is what the resource sustains: a rate limit cuts
 		// from it, not from a rate the resource never served.
@@ -418,7 +454,7 @@ func (c *controller) law(e evidence) decision {
 		c.limit = base * factor
 		c.cut.pending, c.cut.latency, c.cut.from = congested != decRefused, e.latency, from
 		c.cut.shift = congested == decQueue
-		c.settle = int(math.Ceil(e.p99 / float64(c.s.tick)))
+		c.settling, c.since = true, 0
 		return congested
 	}
 
@@ -446,6 +482,10 @@ func (c *controller) law(e evidence) decision {
 			c.limit = c.probe.from
 			c.down = false
 			return decFull
+		case c.probe.down:
+			// Shedding slots cost nothing: the resource holds less than
+			// the knee said.
+			c.knee = math.Min(c.knee, c.limit)
 		}
 	}
 	if !e.saturated {
@@ -456,9 +496,9 @@ func (c *controller) law(e evidence) decision {
 		// at half the load (BBR's ProbeRTT, Envoy's minRTT recalculation),
 		// so a floor that moved, or was first seen past the knee, is
 		// replaced rather than trusted.
-		c.measure.pending, c.measure.from = true, c.limit
+		c.measure.pending, c.measure.from, c.measure.latency = true, c.limit, e.latency
 		c.limit *= floorProbeShare
-		c.settle = int(math.Ceil(e.p99 / float64(c.s.tick)))
+		c.settling, c.since = true, 0
 		c.probe.pending = false
 		return decFloorProbe
 	}
@@ -476,6 +516,9 @@ func (c *controller) law(e evidence) decision {
 		return decReturn
 	}
 	c.cold = false
+	if c.limit >= c.s.max {
+		return decCeiling // nothing above to probe
+	}
 	// The probe climbs what gets through, one step at a time, inside the
 	// window: up while latency is in its lower half, down while a queue
 	// shows, and in between the way the last probe paid.

@@ -1,0 +1,142 @@
+//go:build agilelimiter_model
+
+package agilelimiter_test
+
+import (
+	"math"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"testing/synctest"
+	"time"
+
+	agilelimiter "github.com/agilelimiter/agilelimiter/core"
+)
+
+// A level shift is not a queue. The dependency's latency steps from 20 to
+// 50 ms with its capacity unchanged: under AnchorBaseline the first rounds
+// past the window read as a queue and cost a cut, but the cut leaves the
+// latency where it was, which a queue of the limiter's making cannot do, so
+// the floor is re-learnt and the rate restored well within 10 s. AnchorSLO
+// (the window is 80% of a 200 ms SLO) does not move at all.
+func TestLevelShiftIsNotAQueue(t *testing.T) {
+	run := func(t *testing.T, anchor agilelimiter.Anchor) (before, lowest float64, back time.Duration) {
+		synctest.Test(t, func(t *testing.T) {
+			lim := agilelimiter.New(agilelimiter.Config{MaxRate: 500, SLOTarget: 200 * time.Millisecond, Anchor: anchor})
+			lim.Start()
+			defer lim.Stop()
+			dep := &dependency{base: 20 * time.Millisecond} // latency does not depend on load
+			stop := make(chan struct{})
+			wait := workers(64, stop, func() { _ = lim.Do(dep.call) })
+			time.Sleep(10 * time.Second)
+			before = lim.Rate()
+			dep.set(func(d *dependency) { d.base = 50 * time.Millisecond })
+			lowest, back = before, -1
+			sampleEvery(15*time.Second, func(i int) {
+				r := lim.Rate()
+				lowest = math.Min(lowest, r)
+				if back < 0 && lowest < before && r >= 0.8*before {
+					back = time.Duration(i) * tick
+				}
+			})
+			t.Logf("%v: %.1f req/s at 20 ms, lowest %.1f after the step to 50 ms, back to ≥ 80%% %v after it; floor now %v",
+				anchor, before, lowest, back, lim.Stats().Baseline)
+			close(stop)
+			wait()
+		})
+		return before, lowest, back
+	}
+	t.Run("AnchorBaseline", func(t *testing.T) {
+		before, lowest, back := run(t, agilelimiter.AnchorBaseline)
+		if before != 500 {
+			t.Errorf("rate %.1f before the step; want the ceiling, 500", before)
+		}
+		if lowest < before && (back < 0 || back > 10*time.Second) {
+			t.Errorf("back to 80%% of %.1f req/s %v after the step (lowest %.1f); want within 10 s", before, back, lowest)
+		}
+	})
+	t.Run("AnchorSLO", func(t *testing.T) {
+		before, lowest, _ := run(t, agilelimiter.AnchorSLO)
+		if before != 500 || lowest != before {
+			t.Errorf("AnchorSLO: %.1f → lowest %.1f; want no movement", before, lowest)
+		}
+	})
+}
+
+// kneeRun drives a fresh ConcurrencyLimiter (MaxLimit 200, SLO 100 ms, all
+// else default) with a burst of n requests at once on svc, then, if clients
+// is above zero, with that many closed-loop clients for d, and returns the
+// burst's refusals, the requests answered inside the SLO and those admitted
+// after the burst, and the limit one second in.
+func kneeRun(t *testing.T, svc *service, n, clients int, d time.Duration) (burstRefused, inside, admitted int64, limitAt1s int) {
+	lim := agilelimiter.NewConcurrency(agilelimiter.ConcurrencyConfig{MaxLimit: 200, SLOTarget: 100 * time.Millisecond})
+	lim.Start()
+	defer lim.Stop()
+	var wg sync.WaitGroup
+	var refused atomic.Int64
+	for range n {
+		wg.Go(func() {
+			if lim.Do(svc.handle) == agilelimiter.ErrOverloaded {
+				refused.Add(1)
+			}
+		})
+	}
+	wg.Wait()
+	if clients == 0 {
+		return refused.Load(), 0, 0, lim.Limit()
+	}
+	var in, adm atomic.Int64
+	stop := make(chan struct{})
+	timed := func() error {
+		start := time.Now()
+		err := svc.handle()
+		adm.Add(1)
+		if time.Since(start) <= 100*time.Millisecond {
+			in.Add(1)
+		}
+		return err
+	}
+	sw := startClients(t, clients, lim, timed, 10*time.Millisecond)
+	time.Sleep(time.Second)
+	limitAt1s = lim.Limit()
+	time.Sleep(d - time.Second)
+	close(stop)
+	if bad := sw.stop(); bad > 0 {
+		t.Errorf("%d admissions saw in-flight above the limit", bad)
+	}
+	return refused.Load(), in.Load(), adm.Load(), limitAt1s
+}
+
+// A service that just started and whose handler serves a burst of 100
+// concurrent requests inside the SLO gets them all: the limit starts at half
+// the ceiling. A service whose knee is far lower, hit by the same burst and
+// then by 300 clients, is brought to its knee within a second, and keeps
+// ≥ 95% inside the SLO at ≥ 0.85 of the best fixed limit's goodput
+// (2000 req/s at 20 in flight) over 30 s.
+func TestColdBurst(t *testing.T) {
+	t.Run("fast service", func(t *testing.T) {
+		synctest.Test(t, func(t *testing.T) {
+			refused, _, _, _ := kneeRun(t, &service{knee: 1000, base: 10 * time.Millisecond}, 100, 0, 0)
+			if refused != 0 {
+				t.Errorf("a cold burst of 100 on a service that takes it: %d refused, want 0", refused)
+			}
+		})
+	})
+	t.Run("knee at 20", func(t *testing.T) {
+		synctest.Test(t, func(t *testing.T) {
+			const run = 30 * time.Second
+			svc := &service{knee: 20, base: 10 * time.Millisecond}
+			_, inside, admitted, at1s := kneeRun(t, svc, 100, 300, run)
+			goodput := float64(inside) / run.Seconds()
+			share := float64(inside) / float64(max(admitted, 1))
+			t.Logf("knee 20: limit %d one second in; %.1f%% inside the SLO, goodput %.0f req/s (%.2f of the best fixed limit's 2000)",
+				at1s, 100*share, goodput, goodput/2000)
+			if at1s > 40 {
+				t.Errorf("limit %d one second after the burst; want at most twice the knee", at1s)
+			}
+			if share < 0.95 || goodput < 0.85*2000 {
+				t.Errorf("%.1f%% inside, goodput %.0f req/s; want ≥ 95%% and ≥ %.0f", 100*share, goodput, 0.85*2000)
+			}
+		})
+	})
+}
