@@ -1,0 +1,106 @@
+package eval
+
+import (
+	"fmt"
+	"time"
+)
+
+// Seeds is a set of scenario seeds: Outbound outbound and Inbound inbound
+// scenarios, drawn from the seeds First, First+1, ….
+type Seeds struct {
+	Name              string
+	First             uint64
+	Outbound, Inbound int
+}
+
+// The two seed sets. They never overlap: the controller is tuned on
+// TrainingSeeds only, and the figures reported are ValidationSeeds'.
+var (
+	// TrainingSeeds are seeds 1..40 (outbound) and 1..30 (inbound).
+	TrainingSeeds = Seeds{Name: "training", First: 1, Outbound: 40, Inbound: 30}
+	// ValidationSeeds are seeds 1001..1040 (outbound) and 1001..1030
+	// (inbound).
+	ValidationSeeds = Seeds{Name: "validation", First: 1001, Outbound: 40, Inbound: 30}
+)
+
+// Scenarios returns the set's scenarios, outbound first; n > 0 keeps only the
+// first n of each direction.
+func (s Seeds) Scenarios(n int) []Scenario {
+	var scs []Scenario
+	for _, d := range []struct {
+		dir   Direction
+		count int
+	}{{Outbound, s.Outbound}, {Inbound, s.Inbound}} {
+		if n > 0 {
+			d.count = min(d.count, n)
+		}
+		for i := range d.count {
+			scs = append(scs, Generate(d.dir, s.First+uint64(i)))
+		}
+	}
+	return scs
+}
+
+// Names returns the names of s.Scenarios(n), without drawing them.
+func (s Seeds) Names(n int) []string {
+	var names []string
+	for _, d := range []struct {
+		prefix string
+		count  int
+	}{{"out", s.Outbound}, {"in", s.Inbound}} {
+		if n > 0 {
+			d.count = min(d.count, n)
+		}
+		for i := range d.count {
+			names = append(names, fmt.Sprintf("%s-%d", d.prefix, s.First+uint64(i)))
+		}
+	}
+	return names
+}
+
+// SeedSet returns the seed set named "training" or "validation".
+func SeedSet(name string) (Seeds, error) {
+	switch name {
+	case TrainingSeeds.Name:
+		return TrainingSeeds, nil
+	case ValidationSeeds.Name:
+		return ValidationSeeds, nil
+	}
+	return Seeds{}, fmt.Errorf("eval: no seed set %q (training or validation)", name)
+}
+
+// Named returns the two fixed scenarios of the issue, which are reported
+// apart from the seeds:
+//
+//   - "inbound-knee": a service at 10 ms a request up to 20 in flight, slower
+//     past it as (n/20)², 300 closed-loop clients retrying after 5–20 ms,
+//     SLO 100 ms, MaxLimit 200, 30 s.
+//   - "outbound-drop": the demo's dependency, 100 req/s falling to 30 at 10 s
+//     and back at 25 s, 20 ms of network, SLO 150 ms, MaxRate 200, offered
+//     150 req/s by callers with a 1 s timeout, 40 s.
+func Named() []Scenario {
+	knee := Scenario{
+		Name: "inbound-knee", Seed: 1, Direction: Inbound,
+		Duration: 30 * time.Second, SLO: 100 * time.Millisecond,
+		Law: PSKnee, Knee: 20, Capacity0: 20 / 0.010,
+		Routes:   []Route{{Name: "call", Share: 1, Cost: 1}},
+		MaxLimit: 200, Clients: 300,
+		BackoffMin: 5 * time.Millisecond, BackoffMax: 20 * time.Millisecond,
+	}
+	knee.Load = float64(knee.Clients) / knee.UnloadedAt(0).Seconds() / knee.Capacity0
+	knee.Rate = knee.Load * knee.Capacity0
+	knee.describe()
+
+	drop := Scenario{
+		Name: "outbound-drop", Seed: 1, Direction: Outbound,
+		Duration: 40 * time.Second, SLO: 150 * time.Millisecond,
+		Law: FIFOLogNormal, Servers: 1, Sigma: 0.3, Capacity0: 100,
+		Net:    20 * time.Millisecond,
+		Trace:  Trace{Kind: Dip, At: 10 * time.Second, Until: 25 * time.Second, Factor: 0.3},
+		Routes: []Route{{Name: "call", Share: 1, Cost: 1}},
+		Rate:   150, Load: 1.5, MaxRate: 200,
+		DeadlineMin: time.Second, DeadlineMax: time.Second,
+	}
+	drop.describe()
+	return []Scenario{knee, drop}
+}
