@@ -1,0 +1,310 @@
+package eval
+
+import (
+	"cmp"
+	"math"
+	"slices"
+	"strconv"
+	"testing"
+	"testing/synctest"
+)
+
+// The goal for an arm in one scenario.
+const (
+	// GoalInside is the share of sent calls (admitted requests) that must be
+	// answered inside the SLO.
+	GoalInside = 0.90
+	// GoalOfOracle is the share of the oracle's goodput an arm must reach.
+	GoalOfOracle = 0.8
+	// insideSlack is how far below the best inside of the oracle's sweep the
+	// bar sits when that best is under GoalInside.
+	insideSlack = 0.02
+)
+
+// InsideBar returns the share of sent calls an arm must answer inside the SLO
+// in a scenario where the best fixed share or limit of the oracle's sweep
+// answered bestInside: GoalInside, or bestInside less two points when even
+// that is below it (an SLO the resource breaks on its own, a route dearer
+// than the SLO): no arm is asked for more than a clairvoyant fixed limit
+// achieves.
+func InsideBar(bestInside float64) float64 {
+	return min(GoalInside, bestInside-insideSlack)
+}
+
+// Runner runs each job in its own synctest bubble, as many at once as it
+// likes, and returns when all have run.
+type Runner func(jobs []func())
+
+// Bubbles returns a Runner that runs every job as a parallel subtest of t in
+// a fresh bubble: as many at once as -test.parallel allows (GOMAXPROCS by
+// default).
+func Bubbles(t *testing.T) Runner {
+	return func(jobs []func()) {
+		t.Run("bubbles", func(t *testing.T) {
+			for i, job := range jobs {
+				t.Run(strconv.Itoa(i), func(t *testing.T) {
+					t.Parallel()
+					synctest.Test(t, func(*testing.T) { job() })
+				})
+			}
+		})
+	}
+}
+
+// Arms are the contenders of an evaluation, besides the oracle.
+type Arms struct {
+	Outbound []OutboundArm
+	Inbound  []InboundArm
+}
+
+// DefaultArms returns OutboundArms and InboundArms.
+func DefaultArms() Arms {
+	return Arms{Outbound: OutboundArms(), Inbound: InboundArms()}
+}
+
+// Cell is one arm's result in one scenario, judged against the oracle.
+type Cell struct {
+	Result
+	// OfOracle is Goodput / the oracle's goodput (1 when the oracle had
+	// none: nobody could do better).
+	OfOracle float64
+	// Meets reports whether the cell meets the goal: Inside ≥ the row's
+	// InsideBar and OfOracle ≥ GoalOfOracle.
+	Meets bool
+}
+
+// Row is one scenario's results.
+type Row struct {
+	Scenario Scenario
+	// Sweep holds the oracle's runs, one per share (outbound, see
+	// OracleShares) or fixed limit (inbound, see OracleLimits), in Params'
+	// order; Oracle is the one with the best goodput, at Param.
+	Sweep  []Result
+	Params []float64
+	Oracle Result
+	Param  float64
+	// BestInside is the best Inside of the sweep; InsideBar is
+	// InsideBar(BestInside).
+	BestInside, InsideBar float64
+	// Cells are the arms' results, in the evaluation's arm order.
+	Cells []Cell
+}
+
+// Evaluation is every scenario of one direction, every arm.
+type Evaluation struct {
+	Direction Direction
+	Arms      []string
+	Rows      []Row
+}
+
+// Report is an evaluation of both directions.
+type Report struct {
+	Outbound, Inbound Evaluation
+}
+
+// Evaluate runs every arm, and the oracle's sweep, through every scenario
+// (outbound scenarios with arms.Outbound, inbound ones with arms.Inbound),
+// each run one job of run, and judges each arm against the oracle.
+func Evaluate(scs []Scenario, arms Arms, run Runner) Report {
+	rep := Report{Outbound: Evaluation{Direction: Outbound}, Inbound: Evaluation{Direction: Inbound}}
+	for _, a := range arms.Outbound {
+		rep.Outbound.Arms = append(rep.Outbound.Arms, a.Name)
+	}
+	for _, a := range arms.Inbound {
+		rep.Inbound.Arms = append(rep.Inbound.Arms, a.Name)
+	}
+	for _, sc := range scs {
+		ev := &rep.Outbound
+		if sc.Direction == Inbound {
+			ev = &rep.Inbound
+		}
+		ev.Rows = append(ev.Rows, Row{Scenario: sc})
+	}
+	// Every row exists now, so the jobs may hold pointers into the slices.
+	var jobs []job
+	add := func(sc *Scenario, f func()) { jobs = append(jobs, job{sc.cost(), f}) }
+	for i := range rep.Outbound.Rows {
+		r := &rep.Outbound.Rows[i]
+		sc := &r.Scenario
+		r.Cells = make([]Cell, len(arms.Outbound))
+		for i, a := range arms.Outbound {
+			add(sc, func() { r.Cells[i].Result = RunOutbound(sc, a) })
+		}
+		r.Params = OracleShares
+		r.Sweep = make([]Result, len(r.Params))
+		for i, s := range r.Params {
+			add(sc, func() { r.Sweep[i] = RunOutbound(sc, Oracle(s)) })
+		}
+	}
+	for i := range rep.Inbound.Rows {
+		r := &rep.Inbound.Rows[i]
+		sc := &r.Scenario
+		r.Cells = make([]Cell, len(arms.Inbound))
+		for i, a := range arms.Inbound {
+			add(sc, func() { r.Cells[i].Result = RunInbound(sc, a) })
+		}
+		for _, n := range OracleLimits(sc) {
+			r.Params = append(r.Params, float64(n))
+		}
+		r.Sweep = make([]Result, len(r.Params))
+		for i, n := range r.Params {
+			add(sc, func() { r.Sweep[i] = RunInbound(sc, Semaphore(int(n))) })
+		}
+	}
+	// The costliest runs first, so the last to finish are short ones.
+	slices.SortStableFunc(jobs, func(a, b job) int { return cmp.Compare(b.cost, a.cost) })
+	fs := make([]func(), len(jobs))
+	for i, j := range jobs {
+		fs[i] = j.f
+	}
+	run(fs)
+	for _, ev := range []*Evaluation{&rep.Outbound, &rep.Inbound} {
+		for i := range ev.Rows {
+			ev.Rows[i].judge()
+		}
+	}
+	return rep
+}
+
+type job struct {
+	cost float64
+	f    func()
+}
+
+// cost estimates the real time of one run of sc: its arrivals, or its
+// closed-loop clients' attempts if every one were refused.
+func (sc *Scenario) cost() float64 {
+	if sc.Clients > 0 {
+		return float64(sc.Clients) * sc.Duration.Seconds() / (sc.BackoffMin + sc.BackoffMax).Seconds() * 2
+	}
+	return sc.Rate * sc.Duration.Seconds()
+}
+
+// Pick splits rep into the rows of the named scenarios and the others.
+func (rep Report) Pick(names ...string) (picked, rest Report) {
+	split := func(ev Evaluation) (p, r Evaluation) {
+		p, r = Evaluation{Direction: ev.Direction, Arms: ev.Arms}, Evaluation{Direction: ev.Direction, Arms: ev.Arms}
+		for _, row := range ev.Rows {
+			if slices.Contains(names, row.Scenario.Name) {
+				p.Rows = append(p.Rows, row)
+			} else {
+				r.Rows = append(r.Rows, row)
+			}
+		}
+		return p, r
+	}
+	picked.Outbound, rest.Outbound = split(rep.Outbound)
+	picked.Inbound, rest.Inbound = split(rep.Inbound)
+	return picked, rest
+}
+
+// judge picks the oracle from the sweep and judges every cell.
+func (r *Row) judge() {
+	best := 0
+	r.BestInside = 0
+	for i, s := range r.Sweep {
+		if s.Goodput > r.Sweep[best].Goodput {
+			best = i
+		}
+		r.BestInside = math.Max(r.BestInside, s.Inside)
+	}
+	r.Oracle, r.Param = r.Sweep[best], r.Params[best]
+	r.InsideBar = InsideBar(r.BestInside)
+	for i := range r.Cells {
+		c := &r.Cells[i]
+		c.OfOracle = 1
+		if r.Oracle.Goodput > 0 {
+			c.OfOracle = c.Goodput / r.Oracle.Goodput
+		}
+		c.Meets = c.Inside >= r.InsideBar && c.OfOracle >= GoalOfOracle
+	}
+}
+
+// Dist is a distribution over scenarios, summed up.
+type Dist struct {
+	Median, P10, Worst float64
+}
+
+// distOf returns the median, the 10th percentile (nearest rank, from below)
+// and the minimum of vs.
+func distOf(vs []float64) Dist {
+	if len(vs) == 0 {
+		return Dist{}
+	}
+	s := slices.Clone(vs)
+	slices.Sort(s)
+	p10 := s[max(0, int(math.Ceil(0.1*float64(len(s))))-1)]
+	med := s[len(s)/2]
+	if len(s)%2 == 0 {
+		med = (s[len(s)/2-1] + s[len(s)/2]) / 2
+	}
+	return Dist{Median: med, P10: p10, Worst: s[0]}
+}
+
+// ArmSummary is one arm over every scenario of an evaluation.
+type ArmSummary struct {
+	Arm string
+	// N is the number of scenarios; Meets how many met the goal.
+	N, Meets int
+	// OfOracle and Inside are distributions of Cell.OfOracle and
+	// Result.Inside over the scenarios.
+	OfOracle, Inside Dist
+}
+
+// Summary is an evaluation's figures.
+type Summary struct {
+	Outbound, Inbound []ArmSummary
+	// AgileAtLeastFailsafe is the share of inbound scenarios where the arm
+	// "agile" had a goodput at least failsafe-go's (NaN without both arms).
+	AgileAtLeastFailsafe float64
+}
+
+// Summarize returns ev's figures, one ArmSummary per arm.
+func (ev Evaluation) Summarize() []ArmSummary {
+	var out []ArmSummary
+	for j, name := range ev.Arms {
+		s := ArmSummary{Arm: name, N: len(ev.Rows)}
+		var of, in []float64
+		for _, r := range ev.Rows {
+			c := r.Cells[j]
+			of = append(of, c.OfOracle)
+			in = append(in, c.Inside)
+			if c.Meets {
+				s.Meets++
+			}
+		}
+		s.OfOracle, s.Inside = distOf(of), distOf(in)
+		out = append(out, s)
+	}
+	return out
+}
+
+// Summarize returns the report's figures.
+func (rep Report) Summarize() Summary {
+	s := Summary{Outbound: rep.Outbound.Summarize(), Inbound: rep.Inbound.Summarize(), AgileAtLeastFailsafe: math.NaN()}
+	a, f := slices.Index(rep.Inbound.Arms, "agile"), slices.Index(rep.Inbound.Arms, "failsafe-go")
+	if a >= 0 && f >= 0 && len(rep.Inbound.Rows) > 0 {
+		n := 0
+		for _, r := range rep.Inbound.Rows {
+			if r.Cells[a].Goodput >= r.Cells[f].Goodput {
+				n++
+			}
+		}
+		s.AgileAtLeastFailsafe = float64(n) / float64(len(rep.Inbound.Rows))
+	}
+	return s
+}
+
+// Arm returns the summary of the named arm, or false.
+func (s Summary) Arm(dir Direction, name string) (ArmSummary, bool) {
+	list := s.Outbound
+	if dir == Inbound {
+		list = s.Inbound
+	}
+	for _, a := range list {
+		if a.Arm == name {
+			return a, true
+		}
+	}
+	return ArmSummary{}, false
+}
