@@ -1,0 +1,101 @@
+// Command eval runs the evaluation of compare/eval: random scenarios drawn
+// from a seed set, every arm against the oracle, on virtual time, and writes
+// docs/compare/eval.md with a compact summary on stdout. Run it from the
+// repository root:
+//
+//	go run ./compare/cmd/eval -set validation
+//
+// Flags: -set training|validation|all picks the seeds (all writes the
+// validation page and prints both summaries), -n keeps the first n scenarios
+// of each direction, -out is the directory for eval.md (empty: write
+// nothing), -v prints every scenario's figures. The two named scenarios run
+// every time and are reported apart.
+//
+// The simulator runs inside testing/synctest bubbles, which exist only under
+// a *testing.T, so the evaluation runs as the single test of a testing.Main,
+// its runs as parallel subtests (GOMAXPROCS at once).
+package main
+
+import (
+	"bytes"
+	"flag"
+	"fmt"
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/agilelimiter/agilelimiter/compare/eval"
+)
+
+func main() {
+	testing.Init()
+	set := flag.String("set", "validation", "seed set: training, validation or all")
+	n := flag.Int("n", 0, "keep the first n scenarios of each direction (0: all)")
+	out := flag.String("out", filepath.Join("docs", "compare"), "directory to write eval.md to (empty: none)")
+	verbose := flag.Bool("v", false, "print every scenario's figures")
+	flag.Parse()
+
+	var sets []eval.Seeds
+	switch *set {
+	case "all":
+		sets = []eval.Seeds{eval.TrainingSeeds, eval.ValidationSeeds}
+	default:
+		s, err := eval.SeedSet(*set)
+		if err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			os.Exit(2)
+		}
+		sets = []eval.Seeds{s}
+	}
+
+	testing.Main(func(string, string) (bool, error) { return true, nil },
+		[]testing.InternalTest{{Name: "Eval", F: func(t *testing.T) {
+			if err := run(t, sets, *n, *out, *verbose); err != nil {
+				t.Fatal(err)
+			}
+		}}}, nil, nil)
+}
+
+func run(t *testing.T, sets []eval.Seeds, n int, dir string, verbose bool) error {
+	start := time.Now()
+	scs := eval.Named()
+	var names []string
+	for _, sc := range scs {
+		names = append(names, sc.Name)
+	}
+	for _, s := range sets {
+		scs = append(scs, s.Scenarios(n)...)
+	}
+	// One batch, so every run competes for the cores at once.
+	named, seeded := eval.Evaluate(scs, eval.DefaultArms(), eval.Bubbles(t)).Pick(names...)
+
+	fmt.Println("named scenarios:")
+	eval.WriteRows(os.Stdout, named)
+	var page bytes.Buffer
+	var last eval.Seeds
+	for _, s := range sets {
+		rep, _ := seeded.Pick(s.Names(n)...)
+		if verbose {
+			eval.WriteRows(os.Stdout, rep)
+		}
+		fmt.Printf("\n%s seeds (%d outbound, %d inbound):\n", s.Name, len(rep.Outbound.Rows), len(rep.Inbound.Rows))
+		eval.WriteText(os.Stdout, rep.Summarize())
+		page.Reset()
+		eval.WriteMarkdown(&page, s.Name, rep, named)
+		last = s
+	}
+	fmt.Printf("\n%v real time\n", time.Since(start).Round(100*time.Millisecond))
+	if dir == "" {
+		return nil
+	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return err
+	}
+	path := filepath.Join(dir, "eval.md")
+	if err := os.WriteFile(path, page.Bytes(), 0o644); err != nil {
+		return err
+	}
+	fmt.Fprintf(os.Stderr, "eval: wrote %s (%s seeds)\n", path, last.Name)
+	return nil
+}
