@@ -53,8 +53,8 @@ func Bubbles(t *testing.T) Runner {
 
 // Arms are the contenders of an evaluation, besides the oracle.
 type Arms struct {
-	Outbound []OutboundArm
-	Inbound  []InboundArm
+	Outbound []OutboundArm // run in the outbound scenarios
+	Inbound  []InboundArm  // run in the inbound scenarios
 }
 
 // DefaultArms returns OutboundArms and InboundArms.
@@ -75,14 +75,14 @@ type Cell struct {
 
 // Row is one scenario's results.
 type Row struct {
-	Scenario Scenario
+	Scenario Scenario // the scenario run
 	// Sweep holds the oracle's runs, one per share (outbound, see
 	// OracleShares) or fixed limit (inbound, see OracleLimits), in Params'
 	// order; Oracle is the one with the best goodput, at Param.
 	Sweep  []Result
-	Params []float64
-	Oracle Result
-	Param  float64
+	Params []float64 // the shares or limits swept
+	Oracle Result    // the best of Sweep by goodput
+	Param  float64   // Oracle's share or limit
 	// BestInside is the best Inside of the sweep; InsideBar is
 	// InsideBar(BestInside).
 	BestInside, InsideBar float64
@@ -92,14 +92,14 @@ type Row struct {
 
 // Evaluation is every scenario of one direction, every arm.
 type Evaluation struct {
-	Direction Direction
-	Arms      []string
-	Rows      []Row
+	Direction Direction // of every scenario in Rows
+	Arms      []string  // the arms' names, in the order of each row's Cells
+	Rows      []Row     // one per scenario, in the order given to Evaluate
 }
 
 // Report is an evaluation of both directions.
 type Report struct {
-	Outbound, Inbound Evaluation
+	Outbound, Inbound Evaluation // the scenarios of each direction
 }
 
 // Evaluate runs every arm, and the oracle's sweep, through every scenario
@@ -222,6 +222,7 @@ func (r *Row) judge() {
 
 // Dist is a distribution over scenarios, summed up.
 type Dist struct {
+	// Median, the 10th percentile (nearest rank) and the minimum.
 	Median, P10, Worst float64
 }
 
@@ -243,7 +244,7 @@ func distOf(vs []float64) Dist {
 
 // ArmSummary is one arm over every scenario of an evaluation.
 type ArmSummary struct {
-	Arm string
+	Arm string // the arm's name
 	// N is the number of scenarios; Meets how many met the goal.
 	N, Meets int
 	// OfOracle and Inside are distributions of Cell.OfOracle and
@@ -253,6 +254,7 @@ type ArmSummary struct {
 
 // Summary is an evaluation's figures.
 type Summary struct {
+	// Outbound and Inbound have one entry per arm, in the evaluation's order.
 	Outbound, Inbound []ArmSummary
 	// AgileAtLeastFailsafe is the share of inbound scenarios where the arm
 	// "agile" had a goodput at least failsafe-go's (NaN without both arms).

@@ -31,8 +31,8 @@ type Permit interface {
 // InboundArm is one inbound contender: a name and a way to build its
 // admitter for a scenario. New runs inside the run's bubble, at its start.
 type InboundArm struct {
-	Name string
-	New  func(sc *Scenario) Admitter
+	Name string                      // the arm's name in tables
+	New  func(sc *Scenario) Admitter // builds the admitter for sc
 }
 
 // AgileInbound returns an arm for the project's ConcurrencyLimiter in its

@@ -28,8 +28,8 @@ type Pacer interface {
 // OutboundArm is one outbound contender: a name and a way to build its pacer
 // for a scenario. New runs inside the run's bubble, at its start.
 type OutboundArm struct {
-	Name string
-	New  func(sc *Scenario) Pacer
+	Name string                   // the arm's name in tables
+	New  func(sc *Scenario) Pacer // builds the pacer for sc
 }
 
 // AgileOutbound returns an arm for the project's Limiter in its default

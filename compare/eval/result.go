@@ -7,6 +7,7 @@ import (
 
 // Result is what one arm achieved in one scenario.
 type Result struct {
+	// Scenario and Arm name what was run.
 	Scenario, Arm string
 	// Offered counts arrivals (outbound, open-loop inbound) or attempts,
 	// retries included (closed-loop inbound). Outbound callers still waiting
@@ -23,7 +24,7 @@ type Result struct {
 	Answered, TimedOut, Refused int
 	// Good counts answers inside the SLO; Goodput is Good per second of run.
 	Good    int
-	Goodput float64
+	Goodput float64 // Good per second of Scenario.Duration
 	// Inside is Good / Sent: timeouts and refusals count as outside.
 	Inside float64
 	// LimitedShare is Limited / Offered.

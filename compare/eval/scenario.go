@@ -105,14 +105,18 @@ func (k TraceKind) String() string {
 }
 
 // Window is an interval of a run, from its start.
-type Window struct{ From, To time.Duration }
+type Window struct {
+	From, To time.Duration // the window is [From, To)
+}
 
 func (w Window) contains(t time.Duration) bool { return t >= w.From && t < w.To }
 
 // Trace is how the resource moves over a run. Which fields mean something
 // depends on Kind (see [TraceKind]).
 type Trace struct {
-	Kind      TraceKind
+	Kind TraceKind // what happens
+	// At is when it happens, or starts (Step, Ramp, Outage, LevelShift,
+	// Dip); Until is when it ends (Ramp, Outage, Dip).
 	At, Until time.Duration
 	// Factor multiplies capacity (Step, Ramp, Flap, Dip) or the network round trip
 	// (LevelShift).
@@ -130,9 +134,9 @@ type Trace struct {
 // Route is one kind of request in the mix: a share of the requests, and a
 // cost relative to the mix's mean (the shares' weighted mean cost is 1).
 type Route struct {
-	Name  string
-	Share float64
-	Cost  float64
+	Name  string  // "health", "normal", "report", or "call" alone
+	Share float64 // of the requests
+	Cost  float64 // relative to the mix's mean cost
 }
 
 // Scenario is one randomly drawn (or named) run: the resource, how it moves,
@@ -144,7 +148,8 @@ type Scenario struct {
 	// About says in one line what was drawn.
 	About string
 	// Seed is the seed every random draw of the scenario derives from.
-	Seed      uint64
+	Seed uint64
+	// Direction says which arms run it.
 	Direction Direction
 	// Duration is the run's length in virtual time; arrivals stop then and
 	// the calls in flight finish.
@@ -156,10 +161,10 @@ type Scenario struct {
 	// Law is the service law; Servers (FIFO laws), Sigma (lognormal), Alpha
 	// (Pareto) and Knee (PSKnee) are its parameters.
 	Law     Law
-	Servers int
-	Sigma   float64
-	Alpha   float64
-	Knee    int
+	Servers int     // FIFO laws: servers behind the queue
+	Sigma   float64 // FIFOLogNormal: the shape
+	Alpha   float64 // FIFOPareto: the tail index
+	Knee    int     // PSKnee: requests in service at full speed
 	// Capacity0 is the initial capacity in requests per second at the mix's
 	// mean cost: Servers / mean service time, or Knee / base.
 	Capacity0 float64
@@ -168,15 +173,16 @@ type Scenario struct {
 	// [1 − NetJitter, 1 + NetJitter].
 	Net       time.Duration
 	NetJitter float64
-	Trace     Trace
+	// Trace is how the resource moves during the run.
+	Trace Trace
 	// Routes is the request mix (one route of cost 1 when there is no mix).
 	Routes []Route
 
 	// Rate is the offered load in requests per second (open loop); Load is it
 	// as a share of Capacity0 (for closed-loop clients, the load their count
 	// and think time offer while unrefused).
-	Rate float64
-	Load float64
+	Rate float64 // req/s
+	Load float64 // × Capacity0
 
 	// MaxRate is the ceiling outbound limiters are promised.
 	MaxRate float64
@@ -191,9 +197,10 @@ type Scenario struct {
 	// think time of mean Think; when refused it retries after a backoff drawn
 	// uniformly in [BackoffMin, BackoffMax]. Zero means open-loop Poisson
 	// arrivals at Rate.
-	Clients                int
-	Think                  time.Duration
-	BackoffMin, BackoffMax time.Duration
+	Clients    int
+	Think      time.Duration // mean think time after an answer
+	BackoffMin time.Duration // shortest retry backoff after a refusal
+	BackoffMax time.Duration // longest retry backoff after a refusal
 }
 
 // Refuses reports whether the resource refuses every call at t.

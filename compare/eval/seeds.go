@@ -8,9 +8,9 @@ import (
 // Seeds is a set of scenario seeds: Outbound outbound and Inbound inbound
 // scenarios, drawn from the seeds First, First+1, ….
 type Seeds struct {
-	Name              string
-	First             uint64
-	Outbound, Inbound int
+	Name              string // "training" or "validation"
+	First             uint64 // the first seed of each direction
+	Outbound, Inbound int    // how many scenarios of each direction
 }
 
 // The two seed sets. They never overlap: the controller is tuned on
