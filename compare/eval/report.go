@@ -31,6 +31,11 @@ func WriteMarkdown(w io.Writer, set string, rep, named Report) {
 		"`agile-slo` adds `Anchor: AnchorSLO`, `xrate` is golang.org/x/time/rate at the initial capacity (burst 1), "+
 		"`failsafe-go` is failsafe-go's adaptivelimiter with limits [1, MaxLimit], initial 20.\n\n",
 		OracleShares, oracleReserve)
+	fmt.Fprintf(w, "**Figures**: *of oracle* is an arm's goodput over the oracle's; it exceeds 1 where a fixed share is not the best policy "+
+		"(a few calls a second, heavy tails). *Inside* counts timeouts and the dependency's refusals as outside; calls an arm refused "+
+		"(*limited*) were never sent and cost only goodput. *p99* is over the calls that reached the resource. *Wasted* is the share of "+
+		"the resource's work spent on calls whose caller had timed out (outbound) or answered outside the SLO (inbound). "+
+		"Outbound callers still waiting for a slot when the run ends count nowhere. Every figure is a function of the seed.\n\n")
 
 	writeSummary(w, "Outbound", s.Outbound)
 	writeSummary(w, "Inbound", s.Inbound)
