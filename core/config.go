@@ -212,6 +212,7 @@ type ConcurrencyConfig struct {
 // settings is a validated configuration with every default filled in, shared by
 // both limiters: the controller sees only this.
 type settings struct {
+	rate              bool // the limit is a rate (a Limiter), not a count in flight
 	min, max, initial float64
 	slo               time.Duration
 	anchor            Anchor
@@ -259,7 +260,7 @@ func (c Config) settings() (settings, error) {
 	if c.InitialRate < 0 || c.InitialRate > c.MaxRate {
 		return settings{}, fieldErr(p+"InitialRate", "must be in [0, MaxRate]", c.InitialRate)
 	}
-	s := settings{min: c.MinRate, max: c.MaxRate, initial: c.InitialRate}
+	s := settings{rate: true, min: c.MinRate, max: c.MaxRate, initial: c.InitialRate}
 	if s.min == 0 {
 		s.min = math.Min(1, s.max)
 	}

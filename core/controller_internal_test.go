@@ -11,26 +11,6 @@ import (
 // The controller is a pure step: these tables state the clock instead of
 // running one.
 
-func settingsFor(t *testing.T, c Config) settings {
-	t.Helper()
-	s, err := c.settings()
-	if err != nil {
-		t.Fatal(err)
-	}
-	return s
-}
-
-// samples returns a tick with n samples of d.
-func samples(n int, d time.Duration) *snapshot {
-	var h histogram
-	for range n {
-		h.record(d)
-	}
-	s := new(snapshot)
-	h.drain(s)
-	return s
-}
-
 func TestStepTable(t *testing.T) {
 	ms := time.Millisecond
 	type step struct {
@@ -231,19 +211,6 @@ func proportional(limit float64, b, p time.Duration) float64 {
 	fast := bv + (1-math.Exp2(-0.5))*(pv-bv)
 	high := 2 * bv
 	return limit * math.Max(1-0.5*(fast-high)/high, 0.7)
-}
-
-func mix(n1 int, d1 time.Duration, n2 int, d2 time.Duration) *snapshot {
-	var h histogram
-	for range n1 {
-		h.record(d1)
-	}
-	for range n2 {
-		h.record(d2)
-	}
-	s := new(snapshot)
-	h.drain(s)
-	return s
 }
 
 // The probe converges: two controllers with the same config, one at 20 and

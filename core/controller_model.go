@@ -12,69 +12,70 @@ import (
 // actuators; the limiters feed it a drained histogram every TickInterval and
 // push the limit it returns to their bucket or semaphore.
 //
-// The law. Ticks gather into rounds (roundSamples answers; every tick in slow
-// start). Of each round it reads the latency a slot sees (the median weighted
-// by duration, so a flood of cheap calls cannot drag it down), the p99, and what
-// got through. Its model of the resource is three numbers: floor, the unloaded
-// latency (the lowest round seen, raised only by experiment); high, the most
-// latency it accepts (AnchorBaseline: 2·floor; AnchorSLO: 0.8·SLO; never above
-// 0.8·SLO); and knee, the limit the resource last held. First match wins:
+// The law. Ticks gather into rounds: a round trip with roundSamples answers,
+// all sent after the limit last moved. Of each it reads the latency a slot
+// sees (the median weighted by duration, so cheap calls, which hold few slots,
+// cannot drag it down), the p99 and what got through. The model of the
+// resource: floor, the unloaded latency (lowest median of 64 answers, measured
+// again at a quarter of the load when in doubt); capacity, the most that got
+// through lately, and the knee that carries it (a rate: capacity; in flight:
+// capacity × floor, by Little's law); high, the latency accepted (AnchorBaseline
+// 2·floor, AnchorSLO, and never above, 0.8·SLO); mid = (floor + high)/2.
 //
-//	refused, p99 > SLO, or latency > high → cut to min(limit, got through) × mid/latency, once a round trip
-//	a cut that left latency where it was  → a level shift: floor := latency, limit restored
-//	demand below the limit                → idle: nothing learnt above it
-//	never congested, latency < 1.25·floor → slow start: ×2
-//	below 0.9·knee                        → return: ×2, up to 0.9·knee
-//	the last probe got nothing through    → knee: back to the limit before it
-//	latency past mid = (floor+high)/2     → full: hold
-//	otherwise                             → probe: + 1% of the ceiling
+//	refused, p99 > SLO, latency > high  → cut toward mid, from what got through; once, then wait
+//	a cut that left latency where it was → level shift: floor := latency, limit restored
+//	never congested, latency ≤ 1.25·floor → slow start ×2 (only while demand reaches the limit)
+//	below 0.9·knee                        → return ×2, up to 0.9·knee
+//	else one step of 1% of the ceiling: up below mid, down past 1.25·floor; kept if it paid
 type controller struct {
 	s     settings
 	limit float64
 
 	// floor is the unloaded latency in nanoseconds (0 until the first
-	// round); floorAge how long since it was last lowered or measured.
+	// round); floorAge how long latency has been held in the upper half of
+	// the window since the floor was last lowered or measured; verified is
+	// set by the first congestion, which schedules a floor probe: until
+	// then the floor was measured at whatever load the limiter started with.
 	floor    float64
 	floorAge time.Duration
 	verified bool
-	// knee is the limit the resource last held (0: unknown).
-	knee float64
+	// epoch gathers rounds until it holds epochSamples answers: a median
+	// and a throughput solid enough to take a minimum or a maximum of. got
+	// holds what got through in the last capacityEpochs epochs, per second:
+	// capacity is their maximum (BBR's bottleneck bandwidth filter).
+	epoch epoch
+	got   [capacityEpochs]float64
+	gotI  int
 	// cold is true until the first cut or the first latency rise: slow start.
 	cold bool
-	// down is the way the next probe goes where either way is allowed:
-	// set when a probe up got nothing more through, cleared when a probe
-	// down cost throughput.
-	down bool
-	// step is the last probe's step, 0 after anything but a probe.
-	lastStep float64
-	// raised is set when the limit rises, and cleared by the cut that
-	// follows: that cut's limit is the knee.
-	raised bool
 
 	round round
-	// settling is set by a cut or a floor probe until the typical answer
-	// was sent after it: the calls in flight when it was made say nothing
-	// of it. since is the time since it was made.
-	settling bool
-	since    time.Duration
-	// cut is the last cut, kept until the round after it says whether it
+	// settling is set whenever the limit moves, until the slowest answer of
+	// a tick was sent after the move; lowered says the move was down; since
+	// is the time since it.
+	settling, lowered bool
+	since             time.Duration
+
+	// cut is the last cut, kept until the rounds after it say whether it
 	// lowered the latency (a queue) or not (a level shift).
 	cut struct {
-		pending, shift bool
-		latency, from  float64
+		pending            bool
+		latency, p99, from float64
 	}
-	// measure is a floor probe under way: the limit it lowered, to restore
-	// once the round after it has measured the floor.
+	// measure is a floor probe under way.
 	measure struct {
 		pending       bool
 		from, latency float64 // the limit before, and the latency there
 	}
-	// probe is the last additive probe, kept until the round after it says
-	// whether it got more through.
+	// probe is the last probe, kept until the round after it says whether
+	// what got through paid for it; down is the way the next one goes where
+	// either way is allowed (set when a probe up did not pay, cleared when
+	// one down did not).
 	probe struct {
 		pending, down bool
 		from, at      float64 // the limit before it, and what got through then
 	}
+	down bool
 
 	view view
 }
@@ -86,8 +87,15 @@ type round struct {
 	ticks       int
 	dt          time.Duration
 	saturated   bool    // demand reached the limit in every tick of it
-	delivered   float64 // calls reported back, summed over its ticks
-	admitted    float64 // slots granted (rate limit), summed over its ticks
+	completions float64 // calls that came back
+	admitted    float64 // slots granted (rate limit)
+}
+
+// epoch is the rounds gathered until they hold epochSamples answers.
+type epoch struct {
+	hist        snapshot
+	dt          time.Duration
+	completions float64
 }
 
 // view is what the controller saw and did at its last tick.
@@ -104,27 +112,27 @@ type decision uint8
 const (
 	decBlind      decision = iota // no answers yet: nothing changes
 	decGather                     // a round is under way: not enough answers to decide
-	decSettle                     // a cut's effect has not reached the answers yet
+	decSettle                     // the limit just moved: answers still come from before
 	decRefused                    // Unreachable answers: cut
 	decSLO                        // p99 above SLOTarget: cut
 	decQueue                      // latency above the window: a queue, cut
 	decDrain                      // latency falls after a cut: the queue drains, wait
 	decShift                      // a cut left latency where it was: a level shift, floor re-learnt
-	decFloorProbe                 // the floor is stale: the limit halves for a round to measure it
+	decFloorProbe                 // the floor is in doubt: the limit drops to a quarter for a round to measure it
 	decFloor                      // the floor was measured again, and the limit restored
 	decIdle                       // demand did not reach the limit
 	decSlowStart                  // never congested: double
 	decReturn                     // back toward the knee: double
-	decKnee                       // the last probe got nothing more through: undone
-	decFull                       // the last trim cost throughput: undone, hold
-	decTrim                       // latency in the upper half of the window: one step down
+	decKnee                       // the last probe up got nothing more through: undone
+	decFull                       // the last probe down cost throughput: undone
 	decCeiling                    // at the ceiling: nothing above to probe
-	decProbe                      // additive probe
+	decTrim                       // latency past the queue's onset: one step down
+	decProbe                      // latency in the window's lower half: one step up
 )
 
 var decisionNames = [...]string{
 	"blind", "gather", "settle", "refused", "slo", "queue", "drain", "shift", "floor-probe", "floor",
-	"idle", "slow-start", "return", "knee", "full", "trim", "ceiling", "probe",
+	"idle", "slow-start", "return", "knee", "full", "ceiling", "trim", "probe",
 }
 
 func (d decision) String() string { return decisionNames[d] }
@@ -132,9 +140,11 @@ func (d decision) String() string { return decisionNames[d] }
 // The law's thresholds. None is configuration: each is what the reason
 // beside it needs, and compare/'s ablation shows the figure each protects.
 const (
-	// roundSamples is how many answers a round needs outside slow start: the
-	// median of eight is inside the middle half of the distribution with
-	// probability 0.93, enough that one slow answer does not cost a cut.
+	// roundSamples is how many answers a round needs: the median of eight
+	// is inside the middle half of the distribution with probability 0.93,
+	// enough that one slow answer does not cost a cut. Slow start and a
+	// return far below the knee decide on fewer: growth there is known to
+	// be safe, and the next round is quick to cut if it misled.
 	roundSamples = 8
 	// roundMaxTicks closes a round with what it has: at a few calls a
 	// second, a decision every two seconds rather than none.
@@ -153,9 +163,9 @@ const (
 	// nothing measurable is no experiment), at most half (TCP's decrease).
 	minCut, maxCut = 0.9, 0.5
 	// returnShare is how close to the knee a return goes before probing
-	// again additively (CUBIC and BIC return fast, then probe carefully).
+	// again step by step (CUBIC and BIC return fast, then probe carefully).
 	returnShare = 0.9
-	// probeShare is the additive probe as a share of the ceiling: the climb
+	// probeShare is one probe's step as a share of the ceiling: the climb
 	// from floor to ceiling takes 100 rounds. Additive on purpose: with a
 	// multiplicative cut, instances sharing a resource converge to equal
 	// shares only if the probe is additive (AIMD).
@@ -164,20 +174,28 @@ const (
 	// the probe to stay: a resource past its knee delivers nothing more
 	// (or less) for more admitted.
 	probePays = 0.5
-	// probeCalls is how many answers a probe's step must be worth before
-	// what got through can judge it: a difference of one call is noise.
+	// probeCalls is how many answers a probe's step must be worth in a
+	// round before what got through can judge it: one call is noise.
 	probeCalls = 2
-	// shiftKept is how much of the latency a cut must leave for the rise to
-	// read as a level shift: a queue the cut drained falls by more.
+	// shiftKept is how much of the latency and p99 a cut must leave for the
+	// rise to read as a level shift: a queue the cut drained falls by more.
 	shiftKept = 0.9
-	// floorMaxAge: a floor not lowered or measured for ten seconds of
-	// latency held in the upper half of the window is measured again
-	// (BBR's ProbeRTT interval).
+	// epochSamples is how many answers the floor and the capacity are read
+	// from: the median of 64 is within about ±15% of the true one, so a
+	// minimum or a maximum over a few of them is not just the luckiest
+	// round's noise (a minimum of 8-answer medians drifts far below the
+	// unloaded latency of an exponential server).
+	epochSamples = 64
+	// capacityEpochs is how many epochs the capacity filter remembers
+	// (BBR's bottleneck bandwidth window).
+	capacityEpochs = 10
+	// floorMaxAge is how long latency may be held in the upper half of the
+	// window before the floor is measured again (BBR's ProbeRTT interval).
 	floorMaxAge = 10 * time.Second
 	// floorProbeShare is how far a floor probe lowers the limit: a quarter
-	// of the load drains a queue of one's own making within a round trip
-	// and, unlike half, is below the knee of a service first met with a
-	// burst of twice its knee.
+	// of the load drains a queue of the limiter's making within a round
+	// trip and is below the knee of a service first met with a burst of
+	// twice its knee.
 	floorProbeShare = 0.25
 )
 
@@ -188,7 +206,7 @@ const (
 func initialLimit(ceiling float64) float64 { return math.Floor(ceiling / 2) }
 
 func newController(s settings) *controller {
-	return &controller{s: s, limit: s.initial, cold: true, raised: true}
+	return &controller{s: s, limit: s.initial, cold: true}
 }
 
 // fill copies the controller's view into st.
@@ -206,12 +224,34 @@ func (c *controller) reserve() time.Duration { return c.view.p99 }
 // high is the top of the window, in nanoseconds.
 func (c *controller) high() float64 {
 	h := sloShare * float64(c.s.slo)
+	if c.floor == 0 {
+		return h // nothing to build on yet but the SLO, if any
+	}
 	if c.s.anchor == AnchorBaseline && (h == 0 || baselineWindow*c.floor < h) {
 		h = baselineWindow * c.floor
 	}
-	// A floor near the SLO leaves the window no room: a quarter above the
-	// floor is still a queue, and the p99 guard still protects the SLO.
+	// A floor near the SLO leaves the window no room: a queue still shows
+	// at its onset, and the p99 guard still protects the SLO.
 	return math.Max(h, queueOnset*c.floor)
+}
+
+// capacity is the most that got through per second in the last
+// capacityEpochs epochs.
+func (c *controller) capacity() float64 {
+	m := 0.0
+	for _, v := range c.got {
+		m = math.Max(m, v)
+	}
+	return m
+}
+
+// knee is the limit that carries the capacity: the capacity itself for a
+// rate, capacity × floor for a count in flight (Little's law), 0 if unknown.
+func (c *controller) knee() float64 {
+	if c.s.rate {
+		return c.capacity()
+	}
+	return c.capacity() * c.floor / float64(time.Second)
 }
 
 // step takes one tick and returns the new limit.
@@ -222,12 +262,17 @@ func (c *controller) step(in tick) float64 {
 	r.ticks++
 	r.dt += in.dt
 	r.saturated = in.saturated && (r.ticks == 1 || r.saturated)
-	r.delivered += in.completions
+	r.completions += in.completions
 	r.admitted += in.admitted * in.dt.Seconds()
 
 	c.view.samples, c.view.synthetic = int(in.hist.n+in.unreachable), int(in.unreachable)
+	from := c.limit
 	dec := c.decide(in)
 	c.limit = math.Min(math.Max(c.limit, c.s.min), c.s.max)
+	if c.limit != from {
+		// Packet-timed rounds: what answers next was sent before the move.
+		c.settling, c.since, c.lowered = true, 0, c.limit < from
+	}
 	c.view.decision = dec
 	c.view.floor, c.view.high = time.Duration(c.floor), time.Duration(c.high())
 	return c.limit
@@ -238,16 +283,23 @@ func (c *controller) decide(in tick) decision {
 	r := &c.round
 	if c.settling {
 		// An answer of latency d arriving in this tick was sent at least
-		// d before the tick began. Until the slowest of them was sent after
-		// the cut, what arrives says nothing of it (BBR's packet-timed
-		// round trip, read off the durations).
+		// d before the tick began. Until the slowest of them was sent
+		// after the limit moved, what arrives says nothing of the move
+		// (BBR's packet-timed round trip, read off the durations).
 		fresh := in.hist.n > 0 && in.hist.quantile(0.99, 0, 0) <= c.since
 		c.since += in.dt
-		if !fresh && c.since < roundMaxTicks*c.s.tick {
+		switch {
+		case fresh || in.unreachable > 0 || c.since >= roundMaxTicks*c.s.tick:
+			c.settling = false
+		case c.lowered:
+			// After a cut, what arrives was queued before it: a second
+			// cut on it would overshoot far below the knee.
 			*r = round{}
 			return decSettle
 		}
-		c.settling = false
+		// After a raise, congestion still counts at once (the raise may
+		// have caused it), but no further raise until the answers show the
+		// last one.
 	}
 	n := r.hist.n + r.unreachable
 	switch {
@@ -268,19 +320,13 @@ func (c *controller) decide(in tick) decision {
 	if e.latency == 0 && !e.unreachable {
 		return decBlind // only Unavailable calls, and nothing to put them above
 	}
-	dec := c.law(e)
-	if dec != decProbe && dec != decIdle {
-		c.lastStep = 0 // anything but a paying probe ends the run of probes
-	}
-	return dec
+	return c.law(e)
 }
 
 // growing reports whether the limit is where growth is known to be safe: in
-// slow start, or far below the knee. There one answer is a round: at the
-// floor after an outage a round of roundSamples would take seconds, and the
-// next round, at a higher rate, is quick to cut if the answer misled.
+// slow start, or far below the knee.
 func (c *controller) growing() bool {
-	return c.cold || c.limit < returnShare*c.knee/2
+	return c.cold || c.limit < returnShare*c.knee()/2
 }
 
 // evidence is one round, read.
@@ -289,9 +335,9 @@ type evidence struct {
 	unreachable     bool
 	saturated       bool
 	delivered, sent float64 // per second; sent is 0 for a semaphore
-	rtt             time.Duration
 	dt              time.Duration
 	ticks           int
+	n               uint64 // answers, Unavailable ones included
 }
 
 func (c *controller) read() evidence {
@@ -309,16 +355,19 @@ func (c *controller) read() evidence {
 		p99:         float64(r.hist.quantile(0.99, unreach, above)),
 		dt:          r.dt,
 		ticks:       r.ticks,
+		n:           r.hist.n + r.unreachable,
 	}
 	if r.hist.n > 0 {
 		e.latency = float64(r.hist.weightedMedian())
-		e.rtt = r.hist.quantile(0.5, 0, 0)
 	}
 	if r.dt > 0 {
-		e.delivered = r.delivered / r.dt.Seconds()
+		e.delivered = r.completions / r.dt.Seconds()
 		e.sent = r.admitted / r.dt.Seconds()
 	}
 	c.view.latency, c.view.p99 = time.Duration(e.latency), time.Duration(e.p99)
+	c.epoch.hist.add(&r.hist)
+	c.epoch.dt += r.dt
+	c.epoch.completions += r.completions
 	return e
 }
 
@@ -328,64 +377,64 @@ func (c *controller) read() evidence {
 // did.
 func overdriven(e evidence) bool {
 	behind := (e.sent - e.delivered) * e.dt.Seconds()
-	return e.sent > 0 && behind >= 2 && behind >= (1-shiftKept)*e.sent*e.dt.Seconds()
+	return e.sent > 0 && behind >= probeCalls && behind >= (1-shiftKept)*e.sent*e.dt.Seconds()
 }
 
 // law applies the law to one round of evidence.
 func (c *controller) law(e evidence) decision {
-	// The floor: any lower round is trustworthy at once.
-	if e.latency > 0 {
-		switch {
-		case c.floor == 0 || e.latency < c.floor:
-			// Lower is trustworthy at once; but not proof that the floor
-			// is not still too high, so its age goes on.
-			c.floor = e.latency
+	slo := c.s.slo > 0 && e.p99 > float64(c.s.slo)
+	if c.floor == 0 && e.n >= roundSamples {
+		c.floor = e.latency // a first guess, until an epoch is complete
+	}
+	if ep := &c.epoch; ep.hist.n >= epochSamples {
+		if m := float64(ep.hist.weightedMedian()); m < c.floor {
+			c.floor = m // lower is trustworthy at once
 		}
-		if e.latency > (c.floor+c.high())/2 {
-			// Held in the upper half of the window: either a queue the
-			// limiter keeps, or a floor that moved. Time to check which.
-			c.floorAge += e.dt
-		}
+		c.got[c.gotI] = ep.completions / ep.dt.Seconds()
+		c.gotI = (c.gotI + 1) % capacityEpochs
+		*ep = epoch{}
+	}
+	if e.latency > (c.floor+c.high())/2 {
+		// Held in the upper half of the window: either a queue the
+		// limiter keeps, or a floor that moved. Time to check which.
+		c.floorAge += e.dt
 	}
 
-	// A floor probe's round: what latency is at half the load is the floor,
-	// higher or lower than the one it replaces (a level shift, or a floor
-	// first measured past the knee). The limit goes back where it was.
+	// A floor probe's round: the latency at a quarter of the load is the
+	// floor, higher or lower than the one it replaces. The limit goes back
+	// where it was, unless the latency there was past the window the new
+	// floor draws: then as a cut from there would have gone.
 	if c.measure.pending && e.latency > 0 {
 		c.measure.pending = false
 		c.floor, c.floorAge = e.latency, 0
-		// Back where it was, unless the latency there was past the
-		// window that the floor just measured now draws: then as a cut
-		// from there would have gone.
-		c.limit, c.raised = c.measure.from, true
+		c.limit = c.measure.from
 		if high := c.high(); c.measure.latency > high {
 			c.limit *= math.Max((c.floor+high)/2/c.measure.latency, maxCut)
-			c.knee = math.Min(c.knee, c.limit)
 		}
-		if !e.unreachable && !(c.s.slo > 0 && e.p99 > float64(c.s.slo)) {
+		if !e.unreachable && !slo {
 			return decFloor
 		}
 	}
 	// The last cut was an experiment: did it lower the latency?
-	afterCut := c.cut.pending
 	if c.cut.pending && e.latency > 0 {
 		c.cut.pending = false
 		moved := e.latency < shiftKept*c.cut.latency || e.latency > c.cut.latency/shiftKept
-		slo := c.s.slo > 0 && e.p99 > float64(c.s.slo)
+		tail := slo && e.p99 < shiftKept*c.cut.p99 // the SLO cut helped the tail
 		switch {
-		case e.unreachable || overdriven(e) || slo || e.latency <= c.high():
-			// Refused, still sending more than gets through, past the
-			// SLO, or back in the window: the law as usual.
+		case e.unreachable || overdriven(e) || tail || e.latency <= c.high() && !slo:
+			// Refused, still sending more than gets through, or better:
+			// the law as usual.
 		case moved:
 			// Still moving: the answers lag the queue the cut left by its
 			// own length. A second cut now would overshoot far below it.
-			c.cut.pending, c.cut.latency = true, e.latency
+			c.cut.pending, c.cut.latency, c.cut.p99 = true, e.latency, e.p99
 			return decDrain
-		case e.latency > c.high() && c.cut.shift:
-			// Settled above the window with less sent than gets through:
-			// the rise was not of the limiter's making. A level shift.
-			c.floor, c.floorAge = e.latency, 0
-			c.raised = true
+		case !slo || e.latency <= float64(c.s.slo):
+			// Settled where it was with less sent than gets through: the
+			// rise was not of the limiter's making (a level shift, or a
+			// tail the resource has at any load), and most answers are
+			// inside the SLO. Sending less buys nothing.
+			c.floor, c.floorAge = math.Max(e.latency, c.floor), 0
 			c.limit = c.cut.from
 			c.probe.pending = false
 			return decShift
@@ -398,32 +447,30 @@ func (c *controller) law(e evidence) decision {
 	switch {
 	case e.unreachable:
 		congested = decRefused
-	case c.s.slo > 0 && e.p99 > float64(c.s.slo):
+	case slo:
 		congested = decSLO
 	case high > 0 && e.latency > high:
 		congested = decQueue
 	}
 	if congested != 0 {
-		c.probe.pending = false
-		c.cold = false
+		c.probe.pending, c.cold = false, false
 		if !c.verified {
 			// The first congestion: the floor so far was measured at
 			// whatever load the limiter started with, which may already
 			// have been past the knee. Measure it once the cut settles.
 			c.verified, c.floorAge = true, floorMaxAge
 		}
-		from := c.limit
-		// What got through is what the resource sustains: a rate limit cuts
-		// from it, not from a rate the resource never served.
+		// What got through is what the resource sustains: a rate limit
+		// cuts from it, not from a rate the resource never served. The cut
+		// brings latency back to the middle of the window within a round
+		// trip: in-flight work scales with the limit (Little's law).
 		base := c.limit
 		if e.sent > 0 && e.delivered > 0 {
 			base = math.Min(base, e.delivered)
 		}
-		// Bring the latency back to the middle of the window within a round
-		// trip: in-flight work scales with the limit (Little's law).
 		factor := minCut
-		if e.latency > 0 && mid > 0 {
-			factor = math.Min(minCut, mid/e.latency)
+		if e.latency > 0 {
+			factor = math.Min(factor, mid/e.latency)
 		}
 		if congested == decSLO {
 			factor = math.Min(factor, float64(c.s.slo)/e.p99)
@@ -431,116 +478,79 @@ func (c *controller) law(e evidence) decision {
 		if congested == decRefused {
 			factor = maxCut
 		}
-		factor = math.Max(factor, maxCut)
-		if c.raised {
-			// The first cut since the limit last rose: what it rose to is
-			// where the resource gave out. Later cuts of the same episode
-			// only lower it by what got through.
-			c.raised = false
-			c.knee = from
-			if e.sent == 0 && e.latency > high {
-				// A semaphore's occupants wait in proportion to how many
-				// there are (Little's law): the limit that held latency at
-				// the window's top is this one scaled down to it.
-				c.knee = from * high / e.latency
+		if overdriven(e) {
+			// Sending more than gets through: what gets through now is the
+			// capacity, whatever the filter remembers from before.
+			for i := range c.got {
+				c.got[i] = e.delivered
 			}
 		}
-		if c.knee > 0 && afterCut && overdriven(e) {
-			// A second cut, and still sending more than gets through: the
-			// resource sustains less than the knee. (After one cut, answers
-			// delayed by a latency step look the same for a round.)
-			c.knee = math.Min(c.knee, e.delivered)
-		}
-		c.limit = base * factor
-		c.cut.pending, c.cut.latency, c.cut.from = congested != decRefused, e.latency, from
-		c.cut.shift = congested == decQueue
-		c.settling, c.since = true, 0
+		c.cut.pending = congested != decRefused
+		c.cut.latency, c.cut.p99, c.cut.from = e.latency, e.p99, c.limit
+		c.limit = base * math.Max(factor, maxCut)
 		return congested
 	}
 
+	if c.settling {
+		return decSettle // the last raise has not reached the answers yet
+	}
 	// A probe is judged by what got through: one up stays only if it got
 	// more through, by at least probePays of its step; one down stays only
-	// if it cost less than that.
-	if c.probe.pending {
+	// if it cost less than that. A round in which the step was worth fewer
+	// than probeCalls answers cannot judge it: a probe up then stays (the
+	// window still guards it), one down goes back, so that noise cannot
+	// walk the limit down.
+	if c.probe.pending && e.saturated {
 		c.probe.pending = false
 		paid := c.probe.at * (1 + probePays*(c.limit/c.probe.from-1))
-		// A round in which the step was worth fewer than probeCalls
-		// answers cannot judge it: a probe up stays unjudged (the window
-		// still guards it); one down goes back, so that noise cannot walk
-		// the limit down.
 		judged := math.Abs(c.limit/c.probe.from-1)*e.delivered*e.dt.Seconds() >= probeCalls
 		switch {
-		case !e.saturated:
-		case c.probe.down && !judged:
-			c.limit = c.probe.from
+		case c.probe.down && (!judged || e.delivered < paid):
+			c.limit, c.down = c.probe.from, false
 			return decFull
-		case !c.probe.down && e.delivered < paid:
-			c.limit, c.knee = c.probe.from, c.probe.from
-			c.down = true // past the knee: the next probe goes the other way
+		case !c.probe.down && judged && e.delivered < paid:
+			c.limit, c.down = c.probe.from, true
 			return decKnee
-		case c.probe.down && e.delivered < paid:
-			c.limit = c.probe.from
-			c.down = false
-			return decFull
-		case c.probe.down:
-			// Shedding slots cost nothing: the resource holds less than
-			// the knee said.
-			c.knee = math.Min(c.knee, c.limit)
 		}
 	}
+	c.probe.pending = false
 	if !e.saturated {
 		return decIdle
 	}
 	if !c.cold && c.floorAge >= floorMaxAge {
-		// No round has come near the floor for a while: measure it again
-		// at half the load (BBR's ProbeRTT, Envoy's minRTT recalculation),
-		// so a floor that moved, or was first seen past the knee, is
-		// replaced rather than trusted.
+		// The floor is in doubt: measure it again at a quarter of the load
+		// (BBR's ProbeRTT, Envoy's minRTT recalculation), so a floor that
+		// moved, or was first seen past the knee, is replaced rather than
+		// trusted.
 		c.measure.pending, c.measure.from, c.measure.latency = true, c.limit, e.latency
 		c.limit *= floorProbeShare
-		c.settling, c.since = true, 0
-		c.probe.pending = false
 		return decFloorProbe
 	}
 	switch {
-	case c.cold && e.latency <= queueOnset*c.floor:
-		c.raised = true
+	case c.cold && (c.floor == 0 || e.latency <= queueOnset*c.floor):
 		c.limit *= 2
 		return decSlowStart
-	case c.limit < returnShare*c.knee:
-		c.cold = false
+	case c.limit < returnShare*c.knee():
 		// Per tick of time the round covered: at a low rate a round is
 		// long, and the return should not be slower in time for it.
-		c.raised = true
-		c.limit = math.Min(c.limit*math.Exp2(float64(e.ticks)), returnShare*c.knee)
+		c.cold = false
+		c.limit = math.Min(c.limit*math.Exp2(float64(e.ticks)), returnShare*c.knee())
 		return decReturn
 	}
 	c.cold = false
 	if c.limit >= c.s.max {
-		return decCeiling // nothing above to probe
+		return decCeiling
 	}
-	// The probe climbs what gets through, one step at a time, inside the
-	// window: up while latency is in its lower half, down while a queue
-	// shows, and in between the way the last probe paid.
+	// One step, up while latency is in the window's lower half, down while
+	// a queue shows, and in between the way the last probe paid: the probe
+	// climbs what gets through.
 	up, down := e.latency <= mid, e.latency > queueOnset*c.floor
-	c.probe.pending, c.probe.from, c.probe.at, c.probe.down = true, c.limit, e.delivered, down && (!up || c.down)
+	c.probe.pending, c.probe.from, c.probe.at = true, c.limit, e.delivered
+	c.probe.down = down && (!up || c.down)
 	if c.probe.down {
-		// In the upper half of the window: try one step down. Slots that
-		// carried nothing more through (a queue, or a resource past its
-		// knee that serves less the more it holds) are better shed.
 		c.limit -= probeShare * c.s.max
 		return decTrim
 	}
-	c.raised = true
-	// Past the knee with every probe paying, the resource has grown: each
-	// probe doubles the last (BIC's max probing), so a capacity that rose
-	// fourfold is found in a few rounds, not a hundred. At or below the
-	// knee the probe is additive, which is what makes shares converge.
-	step := probeShare * c.s.max
-	if c.limit > c.knee && c.lastStep > 0 {
-		step = 2 * c.lastStep
-	}
-	c.lastStep = step
-	c.limit += step
+	c.limit += probeShare * c.s.max
 	return decProbe
 }

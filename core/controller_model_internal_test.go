@@ -1,0 +1,118 @@
+//go:build agilelimiter_model
+
+package agilelimiter
+
+import (
+	"math"
+	"testing"
+	"time"
+)
+
+// The model law as a table: each row is one tick's evidence and what the law
+// must do with it. Latencies are read at histogram resolution, so expected
+// limits that depend on a latency ratio are computed from the buckets.
+
+// at is the latency the histogram reads for d.
+func at(d time.Duration) float64 { return float64(histValue(histIndex(d))) }
+
+func TestModelStepTable(t *testing.T) {
+	ms := time.Millisecond
+	type step struct {
+		hist      *snapshot
+		unreach   uint64
+		saturated bool
+		done      float64 // calls that came back during the tick
+		sent      float64 // slots granted per second (a rate limit)
+		want      float64 // the limit after the tick
+		dec       decision
+	}
+	// mid/latency for a floor of 20 ms (AnchorBaseline: high 40, mid 30).
+	towardMid := func(latency time.Duration) float64 { return (at(20*ms) + 2*at(20*ms)) / 2 / at(latency) }
+	queueCut := 150 * towardMid(60*ms)
+	for _, tc := range []struct {
+		name  string
+		cfg   Config
+		steps []step
+	}{
+		{"slow start doubles once the last doubling reaches the answers", Config{MaxRate: 1000, InitialRate: 100}, []step{
+			{samples(10, 20*ms), 0, true, 10, 100, 200, decSlowStart},
+			{samples(10, 20*ms), 0, true, 10, 100, 200, decSettle}, // answers sent before the doubling
+			{samples(10, 20*ms), 0, true, 20, 200, 400, decSlowStart},
+		}},
+		{"a limit demand did not reach learns nothing", Config{MaxRate: 1000, InitialRate: 100}, []step{
+			{samples(10, 20*ms), 0, false, 10, 100, 100, decIdle},
+		}},
+		{"a blind tick changes nothing", Config{MaxRate: 1000, InitialRate: 100}, []step{
+			{samples(0, 0), 0, true, 0, 100, 100, decBlind},
+		}},
+		{"Unavailable with nothing to put it above is a no-op", Config{MaxRate: 1000, InitialRate: 100}, []step{
+			{samples(0, 0), 50, true, 50, 100, 100, decBlind},
+		}},
+		{"refusals halve the limit, down to the floor", Config{MinRate: 5, MaxRate: 30, InitialRate: 20, SLOTarget: 50 * ms}, []step{
+			{samples(10, 10*ms), 0, true, 2, 20, 30, decSlowStart}, // the ceiling holds
+			{samples(0, 0), 3, true, 3, 30, 15, decRefused},
+			{samples(0, 0), 3, true, 3, 15, 7.5, decRefused},
+			{samples(0, 0), 3, true, 3, 7.5, 5, decRefused}, // the floor holds
+		}},
+		{"a queue is cut toward the window's middle, from what got through", Config{MaxRate: 1000, InitialRate: 100}, []step{
+			{samples(10, 20*ms), 0, true, 10, 100, 200, decSlowStart},
+			{samples(10, 20*ms), 0, true, 10, 100, 200, decSettle},
+			// 60 ms is past the window (40 ms); 200 granted, 150 came back.
+			{samples(10, 60*ms), 0, true, 15, 200, queueCut, decQueue},
+			{samples(10, 60*ms), 0, true, 15, queueCut, queueCut, decSettle}, // queued before the cut
+			// Lower: the cut drained a queue. The first congestion also put
+			// the floor in doubt: measure it at a quarter of the load...
+			{samples(10, 25*ms), 0, true, 8, queueCut, queueCut / 4, decFloorProbe},
+			{samples(10, 25*ms), 0, true, 2, queueCut / 4, queueCut / 4, decSettle},
+			// ...and go back.
+			{samples(10, 20*ms), 0, true, 2, queueCut / 4, queueCut, decFloor},
+		}},
+		{"a cut that leaves latency where it was is a level shift", Config{MaxRate: 1000, InitialRate: 500}, []step{
+			{samples(10, 20*ms), 0, true, 50, 500, 1000, decSlowStart},
+			{samples(10, 20*ms), 0, true, 50, 500, 1000, decSettle},
+			{samples(10, 50*ms), 0, true, 100, 1000, 1000 * towardMid(50*ms), decQueue},
+			{samples(10, 50*ms), 0, true, 100, 600, 1000 * towardMid(50*ms), decSettle},
+			// Everything sent comes back, at the same latency: not a queue.
+			{samples(10, 50*ms), 0, true, 60, 600, 1000, decShift},
+			{samples(10, 50*ms), 0, true, 60, 600, 1000, decSettle}, // the new window is 100 ms
+		}},
+		{"a cut whose queue still drains waits", Config{MaxRate: 1000, InitialRate: 500}, []step{
+			{samples(10, 20*ms), 0, true, 50, 500, 1000, decSlowStart},
+			{samples(10, 20*ms), 0, true, 50, 500, 1000, decSettle},
+			{samples(10, 100*ms), 0, true, 100, 1000, 500, decQueue},
+			{samples(10, 100*ms), 0, true, 100, 500, 500, decSettle},
+			{samples(10, 70*ms), 0, true, 50, 500, 500, decDrain}, // falling, past the window
+		}},
+		{"p99 over the SLO cuts by SLO/p99", Config{MaxRate: 1000, InitialRate: 100, SLOTarget: 50 * ms}, []step{
+			{samples(10, 10*ms), 0, true, 10, 0, 200, decSlowStart},
+			{samples(10, 10*ms), 0, true, 10, 0, 200, decSettle},
+			{mix(95, 10*ms, 5, 90*ms), 0, true, 20, 0, 200 * float64(50*ms) / at(90*ms), decSLO},
+		}},
+		{"a probe that gets more through stays; one that does not is undone, and the next goes down", Config{MaxRate: 10000, InitialRate: 1000}, []step{
+			{samples(10, 20*ms), 0, true, 100, 1000, 2000, decSlowStart},
+			{samples(10, 20*ms), 0, true, 100, 1000, 2000, decSettle},
+			// 26 ms ends slow start (a quarter above the floor), below mid:
+			// one step up of 1% of the ceiling.
+			{samples(10, 26*ms), 0, true, 200, 2000, 2100, decProbe},
+			{samples(10, 26*ms), 0, true, 200, 2000, 2100, decSettle},
+			{samples(10, 26*ms), 0, true, 210, 2100, 2200, decProbe}, // 2100 came back: paid
+			{samples(10, 26*ms), 0, true, 210, 2200, 2200, decSettle},
+			{samples(10, 26*ms), 0, true, 210, 2200, 2100, decKnee}, // still 2100: undone
+			{samples(10, 26*ms), 0, true, 210, 2100, 2100, decSettle},
+			{samples(10, 26*ms), 0, true, 210, 2100, 2000, decTrim}, // past the queue's onset: down
+		}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			c := newController(settingsFor(t, tc.cfg))
+			for i, st := range tc.steps {
+				got := c.step(tick{
+					hist: st.hist, unreachable: st.unreach, saturated: st.saturated,
+					dt: DefaultTickInterval, completions: st.done, admitted: st.sent,
+				})
+				if math.Abs(got-st.want) > 0.01*st.want || c.view.decision != st.dec {
+					t.Fatalf("step %d: limit %.3f (%v); want %.3f (%v); view %+v", i, got, c.view.decision, st.want, st.dec, c.view)
+				}
+			}
+		})
+	}
+}

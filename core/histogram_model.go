@@ -1,0 +1,45 @@
+//go:build agilelimiter_model
+
+package agilelimiter
+
+import "time"
+
+// add merges o's counts into s.
+func (s *snapshot) add(o *snapshot) {
+	if o.n == 0 {
+		return
+	}
+	for i, c := range o.counts {
+		s.counts[i] += c
+	}
+	s.n += o.n
+}
+
+// weightedMedian returns the median of the recorded durations weighted by
+// their length: the latency that half the slot-time was spent in calls no
+// slower than. A limit caps slots, and slots are held in proportion to
+// latency, so this is the latency the limit's occupants see. Unlike the plain
+// median it cannot be dragged down by a flood of cheap calls that hold few
+// slots. It returns 0 for an empty snapshot.
+func (s *snapshot) weightedMedian() time.Duration {
+	var total float64
+	for i, c := range s.counts {
+		if c != 0 {
+			total += float64(c) * float64(histValue(i))
+		}
+	}
+	if total == 0 {
+		return 0
+	}
+	var seen float64
+	for i, c := range s.counts {
+		if c == 0 {
+			continue
+		}
+		seen += float64(c) * float64(histValue(i))
+		if seen >= total/2 {
+			return histValue(i)
+		}
+	}
+	return histValue(histBuckets - 1)
+}
