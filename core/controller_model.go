@@ -146,6 +146,9 @@ const (
 	// return far below the knee decide on fewer: growth there is known to
 	// be safe, and the next round is quick to cut if it misled.
 	roundSamples = 8
+	// roundPrecision is how well a round must know its median: within 15%,
+	// so that a window twice the floor is not crossed by noise alone.
+	roundPrecision = 0.15
 	// roundMaxTicks closes a round with what it has: at a few calls a
 	// second, a decision every two seconds rather than none.
 	roundMaxTicks = 20
@@ -309,10 +312,11 @@ func (c *controller) decide(in tick) decision {
 	case n == 0:
 		return decBlind
 	case r.unreachable == 0 && r.ticks < roundMaxTicks &&
-		((n < roundSamples && !c.growing()) || r.dt < time.Duration(c.floor) ||
+		((!c.growing() && !r.precise()) || r.dt < time.Duration(c.floor) ||
 			(c.floor == 0 && r.dt < r.hist.quantile(0.5, 0, 0))):
-		// A round is a round trip with enough answers in it: shorter, it
-		// sees only the fastest answers of what it sent.
+		// A round is a round trip with enough answers in it to know its
+		// median: shorter, it sees only the fastest answers of what it
+		// sent; with fewer answers, noise reads as a queue.
 		return decGather
 	}
 	e := c.read()
@@ -321,6 +325,19 @@ func (c *controller) decide(in tick) decision {
 		return decBlind // only Unavailable calls, and nothing to put them above
 	}
 	return c.law(e)
+}
+
+// precise reports whether the round holds at least roundSamples answers and
+// knows its median within roundPrecision: the median's standard error is
+// about 0.93·IQR/√n, so a narrow distribution needs eight answers and an
+// exponential one about a hundred.
+func (r *round) precise() bool {
+	n := float64(r.hist.n)
+	if n < roundSamples {
+		return false
+	}
+	iqr := float64(r.hist.quantile(0.75, 0, 0) - r.hist.quantile(0.25, 0, 0))
+	return 0.93*iqr/math.Sqrt(n) <= roundPrecision*float64(r.hist.quantile(0.5, 0, 0))
 }
 
 // growing reports whether the limit is where growth is known to be safe: in
