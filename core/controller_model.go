@@ -76,6 +76,8 @@ type controller struct {
 		from, at      float64 // the limit before it, and what got through then
 	}
 	down bool
+	// lastStep is the last probe up's step.
+	lastStep float64
 
 	view view
 }
@@ -517,6 +519,7 @@ func (c *controller) law(e evidence) decision {
 	// than probeCalls answers cannot judge it: a probe up then stays (the
 	// window still guards it), one down goes back, so that noise cannot
 	// walk the limit down.
+	paying := false
 	if c.probe.pending && e.saturated {
 		c.probe.pending = false
 		paid := c.probe.at * (1 + probePays*(c.limit/c.probe.from-1))
@@ -528,6 +531,8 @@ func (c *controller) law(e evidence) decision {
 		case !c.probe.down && judged && e.delivered < paid:
 			c.limit, c.down = c.probe.from, true
 			return decKnee
+		case !c.probe.down && judged:
+			paying = true
 		}
 	}
 	c.probe.pending = false
@@ -568,6 +573,15 @@ func (c *controller) law(e evidence) decision {
 		c.limit -= probeShare * c.s.max
 		return decTrim
 	}
-	c.limit += probeShare * c.s.max
+	// A probe up that paid makes the next one twice as big (BIC's max
+	// probing): a resource that grew fourfold is found in a few rounds,
+	// not a hundred. Anything else starts again from one step, so near the
+	// knee the probe stays additive, which is what makes shares converge.
+	step := probeShare * c.s.max
+	if paying {
+		step = math.Max(step, 2*c.lastStep)
+	}
+	c.lastStep = step
+	c.limit += step
 	return decProbe
 }

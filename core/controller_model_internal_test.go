@@ -88,16 +88,17 @@ func TestModelStepTable(t *testing.T) {
 			{samples(10, 10*ms), 0, true, 10, 0, 200, decSettle},
 			{mix(95, 10*ms, 5, 90*ms), 0, true, 20, 0, 200 * float64(50*ms) / at(90*ms), decSLO},
 		}},
-		{"a probe that gets more through stays; one that does not is undone, and the next goes down", Config{MaxRate: 10000, InitialRate: 1000}, []step{
+		{"a probe that gets more through stays and doubles the next; one that does not is undone, and the next goes down", Config{MaxRate: 10000, InitialRate: 1000}, []step{
 			{samples(10, 20*ms), 0, true, 100, 1000, 2000, decSlowStart},
 			{samples(10, 20*ms), 0, true, 100, 1000, 2000, decSettle},
 			// 26 ms ends slow start (a quarter above the floor), below mid:
 			// one step up of 1% of the ceiling.
 			{samples(10, 26*ms), 0, true, 200, 2000, 2100, decProbe},
 			{samples(10, 26*ms), 0, true, 200, 2000, 2100, decSettle},
-			{samples(10, 26*ms), 0, true, 210, 2100, 2200, decProbe}, // 2100 came back: paid
-			{samples(10, 26*ms), 0, true, 210, 2200, 2200, decSettle},
-			{samples(10, 26*ms), 0, true, 210, 2200, 2100, decKnee}, // still 2100: undone
+			// 2100 came back: paid, and the next step is twice as big.
+			{samples(10, 26*ms), 0, true, 210, 2100, 2300, decProbe},
+			{samples(10, 26*ms), 0, true, 210, 2300, 2300, decSettle},
+			{samples(10, 26*ms), 0, true, 210, 2300, 2100, decKnee}, // still 2100: undone
 			{samples(10, 26*ms), 0, true, 210, 2100, 2100, decSettle},
 			{samples(10, 26*ms), 0, true, 210, 2100, 2000, decTrim}, // past the queue's onset: down
 		}},
