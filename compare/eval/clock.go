@@ -41,6 +41,8 @@ type proc struct {
 	c    *clock
 	id   uint64
 	wake chan struct{}
+	// slot is p's index in the clock's queue, -1 while it is not queued.
+	slot int
 	// woken reports whether the clock woke p and waits for its handshake;
 	// only p reads and clears it, after the wake-up the clock sent.
 	woken bool
@@ -76,11 +78,19 @@ func (h wakeHeap) Less(i, j int) bool {
 	}
 	return h[i].proc.id < h[j].proc.id
 }
-func (h wakeHeap) Swap(i, j int) { h[i], h[j] = h[j], h[i] }
-func (h *wakeHeap) Push(x any)   { *h = append(*h, x.(wakeUp)) }
+func (h wakeHeap) Swap(i, j int) {
+	h[i], h[j] = h[j], h[i]
+	h[i].proc.slot, h[j].proc.slot = i, j
+}
+func (h *wakeHeap) Push(x any) {
+	w := x.(wakeUp)
+	w.proc.slot = len(*h)
+	*h = append(*h, w)
+}
 func (h *wakeHeap) Pop() any {
 	old := *h
 	x := old[len(old)-1]
+	x.proc.slot = -1
 	*h = old[:len(old)-1]
 	return x
 }
@@ -92,10 +102,10 @@ func (c *clock) notify() {
 	}
 }
 
-// spawn starts f as the simulated goroutine id. It first runs when the clock
-// wakes it, at the current instant.
-func (c *clock) spawn(id uint64, f func(p *proc)) {
-	p := &proc{c: c, id: id, wake: make(chan struct{}, 1)}
+// spawn starts f as the simulated goroutine id and returns it. It first runs
+// when the clock wakes it, at the current instant.
+func (c *clock) spawn(id uint64, f func(p *proc)) *proc {
+	p := &proc{c: c, id: id, wake: make(chan struct{}, 1), slot: -1}
 	c.mu.Lock()
 	c.live++
 	heap.Push(&c.queue, wakeUp{time.Now(), p})
@@ -110,18 +120,37 @@ func (c *clock) spawn(id uint64, f func(p *proc)) {
 		c.notify()
 		p.handshake(false)
 	}()
+	return p
+}
+
+// schedule sets p's wake-up at t, earlier or later than the one it had, if
+// any: p wakes once, at the last instant scheduled before it wakes. Another
+// proc may schedule p while p waits (the dependency wakes a caller when its
+// request leaves service); p must then be waiting, or about to wait, for
+// nothing else.
+func (c *clock) schedule(p *proc, t time.Time) {
+	c.mu.Lock()
+	if p.slot >= 0 {
+		c.queue[p.slot].at = t
+		heap.Fix(&c.queue, p.slot)
+	} else {
+		heap.Push(&c.queue, wakeUp{t, p})
+	}
+	c.mu.Unlock()
+	c.notify()
+}
+
+// wait blocks p until the clock wakes it, at the instant scheduled for it.
+func (p *proc) wait() {
+	p.handshake(false)
+	<-p.wake
 }
 
 // sleepUntil blocks p until the clock wakes it at t (at once, in turn, if t
 // has passed).
 func (p *proc) sleepUntil(t time.Time) {
-	c := p.c
-	c.mu.Lock()
-	heap.Push(&c.queue, wakeUp{t, p})
-	c.mu.Unlock()
-	c.notify()
-	p.handshake(false)
-	<-p.wake
+	p.c.schedule(p, t)
+	p.wait()
 }
 
 // sleep blocks p for d.
@@ -167,6 +196,12 @@ func (c *clock) run() {
 			settled = now
 		}
 		c.mu.Lock()
+		// What settled may have moved the first wake-up later (an arrival
+		// slows the server down): look again.
+		if len(c.queue) == 0 || c.queue[0].at.After(time.Now()) {
+			c.mu.Unlock()
+			continue
+		}
 		w := heap.Pop(&c.queue).(wakeUp)
 		c.mu.Unlock()
 		w.proc.woken = true
