@@ -1,7 +1,6 @@
 package eval
 
 import (
-	"container/heap"
 	"math"
 	"math/rand/v2"
 	"sync"
@@ -75,9 +74,10 @@ func (sc *Scenario) draw(rng *rand.Rand) request {
 // actually sent. FIFO laws keep each server's free-at instant: a request
 // starts at max(send, earliest free) in send order, so when it ends is known
 // when it is sent, and a call is one computation under a mutex and one sleep
-// on the virtual clock. PSKnee keeps the end of each request's service, to
-// count those in service when one starts. The round trip outside capacity is
-// paid after service and uses none.
+// on the virtual clock. PSKnee is a processor-sharing server (see
+// sharing.go): when a request leaves depends on every arrival and departure
+// until then, so its caller waits until the server wakes it. The round trip
+// outside capacity is paid after service and uses none.
 //
 // Use it inside a synctest bubble: it reads time.Now, and its callers sleep
 // on the run's clock.
@@ -85,13 +85,15 @@ type dependency struct {
 	sc    *Scenario
 	start time.Time
 
-	mu      sync.Mutex
-	free    []time.Time // FIFO: when each server is next free
-	serving endHeap     // PSKnee: when each request in service leaves it
+	mu   sync.Mutex
+	free []time.Time // FIFO: when each server is next free
+	ps   sharing     // PSKnee
 }
 
 func newDependency(sc *Scenario) *dependency {
-	return &dependency{sc: sc, start: time.Now(), free: make([]time.Time, max(sc.Servers, 1))}
+	d := &dependency{sc: sc, start: time.Now(), free: make([]time.Time, max(sc.Servers, 1))}
+	d.ps.last = d.start
+	return d
 }
 
 // call sends rq now and blocks p until its answer, the refusal, or deadline
@@ -111,35 +113,30 @@ func (d *dependency) call(p *proc, rq request, deadline time.Time) (status, time
 		work *= cost
 	}
 	net := time.Duration(float64(sc.NetAt(t)) * rq.netJ)
+	if sc.Law == PSKnee {
+		// work in seconds of service alone at the initial capacity; what it
+		// costs is counted at the capacity of its arrival, as FIFO's is.
+		base := float64(sc.Knee) / sc.Capacity0
+		spent := seconds(base * work / math.Max(sc.rawFactor(t), 1e-9))
+		st, waited := d.share(p, base*work, net, deadline)
+		return st, waited, spent
+	}
 
 	d.mu.Lock()
-	var done time.Time
-	var spent time.Duration
-	if sc.Law == PSKnee {
-		for len(d.serving) > 0 && !d.serving[0].After(now) {
-			heap.Pop(&d.serving)
+	i := 0
+	for j := range d.free {
+		if d.free[j].Before(d.free[i]) {
+			i = j
 		}
-		n := float64(len(d.serving) + 1)
-		base := float64(sc.Knee) / (sc.Capacity0 * math.Max(sc.rawFactor(t), 1e-9))
-		spent = seconds(base * work)
-		done = now.Add(seconds(base * work * math.Max(1, (n/float64(sc.Knee))*(n/float64(sc.Knee)))))
-		heap.Push(&d.serving, done)
-	} else {
-		i := 0
-		for j := range d.free {
-			if d.free[j].Before(d.free[i]) {
-				i = j
-			}
-		}
-		begin := now
-		if d.free[i].After(begin) {
-			begin = d.free[i]
-		}
-		bt := begin.Sub(d.start)
-		spent = seconds(work * float64(sc.Servers) / (sc.Capacity0 * math.Max(sc.rawFactor(bt), 1e-9)))
-		done = begin.Add(spent)
-		d.free[i] = done
 	}
+	begin := now
+	if d.free[i].After(begin) {
+		begin = d.free[i]
+	}
+	bt := begin.Sub(d.start)
+	spent := seconds(work * float64(sc.Servers) / (sc.Capacity0 * math.Max(sc.rawFactor(bt), 1e-9)))
+	done := begin.Add(spent)
+	d.free[i] = done
 	d.mu.Unlock()
 
 	total := done.Add(net).Sub(now)
@@ -153,17 +150,3 @@ func (d *dependency) call(p *proc, rq request, deadline time.Time) (status, time
 }
 
 func seconds(s float64) time.Duration { return time.Duration(s * float64(time.Second)) }
-
-// endHeap is a min-heap of instants.
-type endHeap []time.Time
-
-func (h endHeap) Len() int           { return len(h) }
-func (h endHeap) Less(i, j int) bool { return h[i].Before(h[j]) }
-func (h endHeap) Swap(i, j int)      { h[i], h[j] = h[j], h[i] }
-func (h *endHeap) Push(x any)        { *h = append(*h, x.(time.Time)) }
-func (h *endHeap) Pop() any {
-	old := *h
-	x := old[len(old)-1]
-	*h = old[:len(old)-1]
-	return x
-}

@@ -40,10 +40,12 @@ const (
 	// FIFOPareto is a FIFO queue in front of Servers servers whose service
 	// times are Pareto with tail index Alpha: a heavy tail.
 	FIFOPareto
-	// PSKnee is processor sharing past a concurrency knee, the model of
-	// compare/inbound_test.go: a request that starts with n requests in
-	// service (itself included) takes base × max(1, (n/Knee)²), where base is
-	// Knee / capacity. It has no queue: every request starts at once.
+	// PSKnee is processor sharing past a concurrency knee: every request
+	// starts at once, and while n are in service each is served at
+	// min(1, (Knee/n)²) of its unloaded speed, re-shared at every arrival
+	// and departure. At a steady n a request takes base × max(1, (n/Knee)²),
+	// where base is Knee / capacity, and past the knee the server thrashes:
+	// it answers capacity × Knee/n.
 	PSKnee
 )
 
@@ -235,6 +237,54 @@ func (sc *Scenario) rawFactor(t time.Duration) float64 {
 		}
 	}
 	return 1
+}
+
+// refresh is how long a piece of a continuously moving capacity (a ramp, a
+// diurnal cycle) lasts for the processor-sharing server, which serves each
+// piece at the factor of its middle: 10 ms, well under any SLO drawn and
+// any trace's time scale.
+const refresh = 10 * time.Millisecond
+
+// forever is the end of a piece that lasts to the end of time.
+const forever = time.Duration(math.MaxInt64)
+
+// piece returns the capacity factor the processor-sharing server works at
+// from t (clamped above zero), and until when it holds: the factor moves
+// only at the trace's instants (Step, Dip, Flap: exactly), or is held for
+// pieces of refresh on a grid from the start (Ramp, Diurnal); end is forever
+// when it never moves again.
+func (sc *Scenario) piece(t time.Duration) (factor float64, end time.Duration) {
+	tr := &sc.Trace
+	factor, end = sc.rawFactor(t), forever
+	switch tr.Kind {
+	case Step:
+		if t < tr.At {
+			end = tr.At
+		}
+	case Dip:
+		switch {
+		case t < tr.At:
+			end = tr.At
+		case t < tr.Until:
+			end = tr.Until
+		}
+	case Flap:
+		end = (t/tr.Period + 1) * tr.Period
+	case Ramp, Diurnal:
+		lo, hi := time.Duration(0), forever // where the factor moves
+		if tr.Kind == Ramp {
+			lo, hi = tr.At, tr.Until
+		}
+		switch {
+		case t < lo:
+			end = lo
+		case t < hi:
+			from := max(lo, t/refresh*refresh)
+			end = min(hi, t/refresh*refresh+refresh)
+			factor = sc.rawFactor(from + (end-from)/2)
+		}
+	}
+	return math.Max(factor, 1e-9), end
 }
 
 // slowAt returns the share of requests sent at t that are slow, and their
