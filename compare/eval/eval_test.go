@@ -13,8 +13,9 @@ import (
 var quickSeeds = struct{ outbound, inbound []uint64 }{
 	// flap, outage, constant M/M/1, diurnal, step up, slow bursts, flap M/M/1
 	outbound: []uint64{1002, 1004, 1006, 1017, 1020, 1023, 1036},
-	// outage, level shift, diurnal, ramp up, slow bursts, ramp down
-	inbound: []uint64{1010, 1016, 1020, 1021, 1023, 1029},
+	// outage, level shift, diurnal, ramp up, slow bursts, ramp down, and
+	// processor sharing under a flap
+	inbound: []uint64{1010, 1016, 1020, 1021, 1023, 1029, 1018},
 }
 
 func quick() []eval.Scenario {
@@ -42,15 +43,15 @@ type floor struct {
 	meets          int
 }
 
-// Measured with the current controller (core at f92fdad, default build,
+// Measured with the current controller (core at 9504eee, default build,
 // that is without the agilelimiter_model tag) on the quick set, 8 outbound
-// and 6 inbound scenarios:
+// and 7 inbound scenarios, processor sharing simulated event by event:
 //
 //	outbound agile        of-oracle median 0.61, inside worst 66.7%, goal 3 of 8
 //	outbound agile-slo    of-oracle median 0.79, inside worst 66.2%, goal 3 of 8
 //	outbound xrate        of-oracle median 0.39, inside worst  5.1%, goal 0 of 8
-//	inbound  agile        of-oracle median 0.89, inside worst 85.2%, goal 4 of 6
-//	inbound  failsafe-go  of-oracle median 0.84, inside worst 35.8%, goal 2 of 6
+//	inbound  agile        of-oracle median 0.81, inside worst 85.2%, goal 4 of 7
+//	inbound  failsafe-go  of-oracle median 0.78, inside worst 35.8%, goal 2 of 7
 //
 // The floors sit a little below. They catch a regression; they are not the
 // goal (≥ 90% inside, ≥ 0.8 of the oracle in every scenario), and are to be
@@ -58,7 +59,7 @@ type floor struct {
 var floors = []floor{
 	{eval.Outbound, "agile", 0.55, 0.60, 2},
 	{eval.Outbound, "agile-slo", 0.70, 0.60, 2},
-	{eval.Inbound, "agile", 0.80, 0.80, 3},
+	{eval.Inbound, "agile", 0.75, 0.80, 3},
 }
 
 func TestQuickValidation(t *testing.T) {
