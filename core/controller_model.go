@@ -54,7 +54,7 @@ type controller struct {
 	// a tick was sent after the move; lowered says the move was down; since
 	// is the time since it.
 	settling, lowered bool
-	since             time.Duration
+	since, settleMax  time.Duration
 
 	// cut is the last cut, kept until the rounds after it say whether it
 	// lowered the latency (a queue) or not (a level shift).
@@ -179,6 +179,8 @@ const (
 	// the probe to stay: a resource past its knee delivers nothing more
 	// (or less) for more admitted.
 	probePays = 0.5
+	// probeGain caps a doubled probe at a quarter of the limit.
+	probeGain = 0.25
 	// probeCalls is how many answers a probe's step must be worth in a
 	// round before what got through can judge it: one call is noise.
 	probeCalls = 2
@@ -277,6 +279,10 @@ func (c *controller) step(in tick) float64 {
 	if c.limit != from {
 		// Packet-timed rounds: what answers next was sent before the move.
 		c.settling, c.since, c.lowered = true, 0, c.limit < from
+		// Answers sent after the move arrive within a couple of round
+		// trips as they were then, or the move did not help: wait no
+		// longer (and never longer than a round may last).
+		c.settleMax = min(max(2*c.view.p99, c.s.tick), roundMaxTicks*c.s.tick)
 	}
 	c.view.decision = dec
 	c.view.floor, c.view.high = time.Duration(c.floor), time.Duration(c.high())
@@ -294,7 +300,7 @@ func (c *controller) decide(in tick) decision {
 		fresh := in.hist.n > 0 && in.hist.quantile(0.99, 0, 0) <= c.since
 		c.since += in.dt
 		switch {
-		case fresh || in.unreachable > 0 || c.since >= roundMaxTicks*c.s.tick:
+		case fresh || in.unreachable > 0 || c.since > c.settleMax:
 			c.settling = false
 		case c.lowered:
 			// After a cut, what arrives was queued before it: a second
@@ -579,7 +585,10 @@ func (c *controller) law(e evidence) decision {
 	// knee the probe stays additive, which is what makes shares converge.
 	step := probeShare * c.s.max
 	if paying {
-		step = math.Max(step, 2*c.lastStep)
+		// ...but never more than a quarter of the limit at once (BBR's
+		// probing gain of 1.25): a resource that thrashes past its knee
+		// must not be hit with twice what it held a round ago.
+		step = math.Max(step, math.Min(2*c.lastStep, probeGain*c.limit))
 	}
 	c.lastStep = step
 	c.limit += step
