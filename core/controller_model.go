@@ -436,6 +436,9 @@ func (c *controller) law(e evidence) decision {
 		if high := c.high(); c.measure.latency > high {
 			c.limit *= math.Max((c.floor+high)/2/c.measure.latency, maxCut)
 		}
+		if k := c.knee(); k > 0 {
+			c.limit = math.Min(c.limit, k) // and never past what the resource carries
+		}
 		if !e.unreachable && !slo {
 			return decFloor
 		}
@@ -461,6 +464,9 @@ func (c *controller) law(e evidence) decision {
 			// inside the SLO. Sending less buys nothing.
 			c.floor, c.floorAge = math.Max(e.latency, c.floor), 0
 			c.limit = c.cut.from
+			if k := c.knee(); k > 0 {
+				c.limit = math.Min(c.limit, k) // never past what the resource carries
+			}
 			c.probe.pending = false
 			return decShift
 		}
