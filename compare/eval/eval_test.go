@@ -108,3 +108,26 @@ func TestReportWritesEveryRow(t *testing.T) {
 		t.Errorf("summary of one scenario a direction: %+v", s)
 	}
 }
+
+// A sweep taken from the cache judges an arm exactly as the sweep run afresh
+// does, and the cache holds every scenario's sweep after one evaluation.
+func TestSweepsCache(t *testing.T) {
+	scs := []eval.Scenario{eval.Generate(eval.Outbound, quickSeeds.outbound[0]), eval.Generate(eval.Inbound, quickSeeds.inbound[0])}
+	arms, unknown := eval.DefaultArms().Only("agile", "nobody")
+	if len(unknown) != 1 || unknown[0] != "nobody" || len(arms.Outbound) != 1 || len(arms.Inbound) != 1 {
+		t.Fatalf("Only(agile, nobody): %d outbound, %d inbound arms, unknown %v", len(arms.Outbound), len(arms.Inbound), unknown)
+	}
+	sw := eval.Sweeps{}
+	fresh := eval.EvaluateWith(scs, arms, eval.Bubbles(t), sw)
+	if len(sw) != len(scs) {
+		t.Fatalf("the cache holds %d sweeps after evaluating %d scenarios", len(sw), len(scs))
+	}
+	cached := eval.EvaluateWith(scs, arms, eval.Bubbles(t), sw)
+	for _, pair := range [][2]eval.Evaluation{{fresh.Outbound, cached.Outbound}, {fresh.Inbound, cached.Inbound}} {
+		a, b := pair[0].Rows[0], pair[1].Rows[0]
+		if a.Oracle != b.Oracle || a.Param != b.Param || a.Cells[0] != b.Cells[0] {
+			t.Errorf("%s: fresh sweep %v at %v, cell %+v; cached %v at %v, cell %+v",
+				a.Scenario.Name, a.Oracle.Goodput, a.Param, a.Cells[0], b.Oracle.Goodput, b.Param, b.Cells[0])
+		}
+	}
+}

@@ -57,6 +57,33 @@ type Arms struct {
 	Inbound  []InboundArm  // run in the inbound scenarios
 }
 
+// Only returns the arms of a whose names are in names (all of them when
+// names is empty), and the names no arm had.
+func (a Arms) Only(names ...string) (Arms, []string) {
+	if len(names) == 0 {
+		return a, nil
+	}
+	var kept Arms
+	found := map[string]bool{}
+	for _, o := range a.Outbound {
+		if slices.Contains(names, o.Name) {
+			kept.Outbound, found[o.Name] = append(kept.Outbound, o), true
+		}
+	}
+	for _, i := range a.Inbound {
+		if slices.Contains(names, i.Name) {
+			kept.Inbound, found[i.Name] = append(kept.Inbound, i), true
+		}
+	}
+	var unknown []string
+	for _, n := range names {
+		if !found[n] {
+			unknown = append(unknown, n)
+		}
+	}
+	return kept, unknown
+}
+
 // DefaultArms returns OutboundArms and InboundArms.
 func DefaultArms() Arms {
 	return Arms{Outbound: OutboundArms(), Inbound: InboundArms()}
@@ -102,10 +129,27 @@ type Report struct {
 	Outbound, Inbound Evaluation // the scenarios of each direction
 }
 
+// Sweeps remembers the oracle's sweep of each scenario it has seen, so that
+// an evaluation of the limiter alone does not run the sweep again: the sweep
+// does not depend on the limiter, and it is most of an evaluation's work. A
+// scenario is known by its name and its description, so a generator that
+// draws it differently misses. The zero value is an empty cache; it encodes
+// to and decodes from JSON.
+type Sweeps map[string][]Result
+
+func (sw Sweeps) key(sc *Scenario) string { return sc.Name + " | " + sc.About }
+
 // Evaluate runs every arm, and the oracle's sweep, through every scenario
 // (outbound scenarios with arms.Outbound, inbound ones with arms.Inbound),
 // each run one job of run, and judges each arm against the oracle.
 func Evaluate(scs []Scenario, arms Arms, run Runner) Report {
+	return EvaluateWith(scs, arms, run, nil)
+}
+
+// EvaluateWith is Evaluate taking the oracle's sweep of a scenario from sw
+// where it is there, and adding to sw the sweeps it runs. A nil sw runs
+// every sweep.
+func EvaluateWith(scs []Scenario, arms Arms, run Runner, sw Sweeps) Report {
 	rep := Report{Outbound: Evaluation{Direction: Outbound}, Inbound: Evaluation{Direction: Inbound}}
 	for _, a := range arms.Outbound {
 		rep.Outbound.Arms = append(rep.Outbound.Arms, a.Name)
@@ -131,6 +175,9 @@ func Evaluate(scs []Scenario, arms Arms, run Runner) Report {
 			add(sc, func() { r.Cells[i].Result = RunOutbound(sc, a) })
 		}
 		r.Params = OracleShares
+		if r.Sweep = sw[sw.key(sc)]; len(r.Sweep) == len(r.Params) {
+			continue
+		}
 		r.Sweep = make([]Result, len(r.Params))
 		for i, s := range r.Params {
 			add(sc, func() { r.Sweep[i] = RunOutbound(sc, Oracle(s)) })
@@ -146,6 +193,9 @@ func Evaluate(scs []Scenario, arms Arms, run Runner) Report {
 		for _, n := range OracleLimits(sc) {
 			r.Params = append(r.Params, float64(n))
 		}
+		if r.Sweep = sw[sw.key(sc)]; len(r.Sweep) == len(r.Params) {
+			continue
+		}
 		r.Sweep = make([]Result, len(r.Params))
 		for i, n := range r.Params {
 			add(sc, func() { r.Sweep[i] = RunInbound(sc, Semaphore(int(n))) })
@@ -160,7 +210,11 @@ func Evaluate(scs []Scenario, arms Arms, run Runner) Report {
 	run(fs)
 	for _, ev := range []*Evaluation{&rep.Outbound, &rep.Inbound} {
 		for i := range ev.Rows {
-			ev.Rows[i].judge()
+			r := &ev.Rows[i]
+			if sw != nil {
+				sw[sw.key(&r.Scenario)] = r.Sweep
+			}
+			r.judge()
 		}
 	}
 	return rep

@@ -8,7 +8,14 @@
 // Flags: -set training|validation|all picks the seeds (all writes the
 // validation page and prints both summaries), -n keeps the first n scenarios
 // of each direction, -out is the directory for eval.md (empty: write
-// nothing), -v prints every scenario's figures. The two named scenarios run
+// nothing), -v prints every scenario's figures, -arms keeps only the named
+// arms (the oracle always runs), and -sweeps names a JSON file the oracle's
+// sweeps are read from and added to: they do not depend on the limiter, so
+// a tuning loop runs
+//
+//	go run -tags agilelimiter_model ./compare/cmd/eval -set training -out "" -arms agile,agile-slo -sweeps /tmp/sweeps.json
+//
+// in seconds once the first run has filled the file. The two named scenarios run
 // every time and are reported apart.
 //
 // The simulator runs inside testing/synctest bubbles, which exist only under
@@ -18,10 +25,12 @@ package main
 
 import (
 	"bytes"
+	"encoding/json"
 	"flag"
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -34,7 +43,15 @@ func main() {
 	n := flag.Int("n", 0, "keep the first n scenarios of each direction (0: all)")
 	out := flag.String("out", filepath.Join("docs", "compare"), "directory to write eval.md to (empty: none)")
 	verbose := flag.Bool("v", false, "print every scenario's figures")
+	only := flag.String("arms", "", "comma-separated arms to run, e.g. agile,agile-slo (empty: all); the oracle always runs")
+	cache := flag.String("sweeps", "", "JSON file to take the oracle's sweeps from and add new ones to (empty: none): the sweeps do not depend on the limiter, so tuning runs reuse them")
 	flag.Parse()
+
+	arms, unknown := eval.DefaultArms().Only(splitNonEmpty(*only)...)
+	if len(unknown) > 0 {
+		fmt.Fprintf(os.Stderr, "eval: no arm named %s\n", strings.Join(unknown, ", "))
+		os.Exit(2)
+	}
 
 	var sets []eval.Seeds
 	switch *set {
@@ -51,14 +68,34 @@ func main() {
 
 	testing.Main(func(string, string) (bool, error) { return true, nil },
 		[]testing.InternalTest{{Name: "Eval", F: func(t *testing.T) {
-			if err := run(t, sets, *n, *out, *verbose); err != nil {
+			if err := run(t, sets, arms, *cache, *n, *out, *verbose); err != nil {
 				t.Fatal(err)
 			}
 		}}}, nil, nil)
 }
 
-func run(t *testing.T, sets []eval.Seeds, n int, dir string, verbose bool) error {
+func splitNonEmpty(list string) []string {
+	var out []string
+	for _, f := range strings.Split(list, ",") {
+		if f = strings.TrimSpace(f); f != "" {
+			out = append(out, f)
+		}
+	}
+	return out
+}
+
+func run(t *testing.T, sets []eval.Seeds, arms eval.Arms, cache string, n int, dir string, verbose bool) error {
 	start := time.Now()
+	sweeps := eval.Sweeps{}
+	if cache != "" {
+		if b, err := os.ReadFile(cache); err == nil {
+			if err := json.Unmarshal(b, &sweeps); err != nil {
+				return fmt.Errorf("eval: %s: %w", cache, err)
+			}
+		} else if !os.IsNotExist(err) {
+			return err
+		}
+	}
 	scs := eval.Named()
 	var names []string
 	for _, sc := range scs {
@@ -68,7 +105,16 @@ func run(t *testing.T, sets []eval.Seeds, n int, dir string, verbose bool) error
 		scs = append(scs, s.Scenarios(n)...)
 	}
 	// One batch, so every run competes for the cores at once.
-	named, seeded := eval.Evaluate(scs, eval.DefaultArms(), eval.Bubbles(t)).Pick(names...)
+	named, seeded := eval.EvaluateWith(scs, arms, eval.Bubbles(t), sweeps).Pick(names...)
+	if cache != "" {
+		b, err := json.Marshal(sweeps)
+		if err != nil {
+			return err
+		}
+		if err := os.WriteFile(cache, b, 0o644); err != nil {
+			return err
+		}
+	}
 
 	fmt.Println("named scenarios:")
 	eval.WriteRows(os.Stdout, named)
