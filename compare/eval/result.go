@@ -1,8 +1,9 @@
 package eval
 
 import (
-	"slices"
 	"time"
+
+	"github.com/agilelimiter/agilelimiter/compare/sim"
 )
 
 // Result is what one arm achieved in one scenario.
@@ -82,21 +83,10 @@ func summarize(sc *Scenario, arm string, recs []*record) Result {
 	}
 	if len(lat) > 0 {
 		r.Mean = sum / time.Duration(len(lat))
-		r.P99 = quantile(lat, 0.99)
+		r.P99 = sim.Quantile(lat, 0.99)
 	}
 	if busy > 0 {
 		r.Wasted = float64(wasted) / float64(busy)
 	}
 	return r
-}
-
-// quantile returns the q-quantile of ds (nearest rank), sorting ds; 0 for
-// none.
-func quantile(ds []time.Duration, q float64) time.Duration {
-	if len(ds) == 0 {
-		return 0
-	}
-	slices.Sort(ds)
-	i := int(q*float64(len(ds))+0.999999) - 1
-	return ds[min(max(i, 0), len(ds)-1)]
 }

@@ -177,18 +177,19 @@ func summarize(sc *Scenario, calls []call, series []Point) Result {
 	}
 	if len(reach) > 0 {
 		r.Mean = sum / time.Duration(len(reach))
-		r.P99 = quantile(reach, 0.99)
+		r.P99 = Quantile(reach, 0.99)
 	}
 	for i := range series {
-		series[i].P99 = quantile(bucket[i], 0.99)
+		series[i].P99 = Quantile(bucket[i], 0.99)
 		series[i].Goodput = float64(goodAt[i]) / SeriesStep.Seconds()
 	}
 	return r
 }
 
-// quantile returns the q-quantile of ds (nearest rank), sorting ds; 0 for
-// none.
-func quantile(ds []time.Duration, q float64) time.Duration {
+// Quantile returns the q-quantile of ds (nearest rank), sorting ds in place;
+// 0 for none. compare/eval reads its runs' p99 with it too, so both
+// simulators report latency the same way.
+func Quantile(ds []time.Duration, q float64) time.Duration {
 	if len(ds) == 0 {
 		return 0
 	}
