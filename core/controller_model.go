@@ -15,17 +15,17 @@ import (
 // The law. Ticks gather into rounds: a round trip with roundSamples answers,
 // all sent after the limit last moved. Of each it reads the latency a slot
 // sees (the median weighted by duration, so cheap calls, which hold few slots,
-// cannot drag it down), the p99 and what got through. The model of the
-// resource: floor, the unloaded latency (lowest median of 64 answers, measured
+// cannot drag it down), the answers past the SLO and what got through. The
+// model: floor, the unloaded latency (lowest median of 64 answers, measured
 // again at a quarter of the load when in doubt); capacity, the most that got
 // through lately, and the knee that carries it (a rate: capacity; in flight:
-// capacity × floor, by Little's law); high, the latency accepted (AnchorBaseline
+// capacity × floor, Little's law); high, the latency accepted (AnchorBaseline
 // 2·floor, AnchorSLO, and never above, 0.8·SLO); mid = (floor + high)/2.
 //
-//	refused, p99 > SLO, latency > high  → cut toward mid, from what got through; once, then wait
-//	a cut that left latency where it was → level shift: floor := latency, limit restored
-//	never congested, latency ≤ 1.25·floor → slow start ×2 (only while demand reaches the limit)
-//	below 0.9·knee                        → return ×2, up to 0.9·knee
+//	in flight > 2·capacity·high (a rate)  → backlog: half what comes back, every tick until it drains
+//	refused, > 1% past SLO, latency > high → cut toward mid, from what got through; once, then wait
+//	a cut that left latency where it was  → level shift: floor := latency, limit restored
+//	never congested, latency ≤ 1.25·floor → slow start ×2; below 0.9·knee → return ×2, up to 0.9·knee
 //	else one step of 1% of the ceiling: up below mid, down past 1.25·floor; kept if it paid
 type controller struct {
 	s     settings
@@ -38,6 +38,9 @@ type controller struct {
 	// then the floor was measured at whatever load the limiter started with.
 	floor    float64
 	floorAge time.Duration
+	// inflight is how many calls a rate limit has sent that have not come
+	// back: slots granted less answers.
+	inflight float64
 	verified bool
 	// epoch gathers rounds until it holds epochSamples answers: a median
 	// and a throughput solid enough to take a minimum or a maximum of. got
@@ -130,11 +133,12 @@ const (
 	decCeiling                    // at the ceiling: nothing above to probe
 	decTrim                       // latency past the queue's onset: one step down
 	decProbe                      // latency in the window's lower half: one step up
+	decBacklog                    // more in flight than the knee holds: sending less than comes back
 )
 
 var decisionNames = [...]string{
 	"blind", "gather", "settle", "refused", "slo", "queue", "drain", "shift", "floor-probe", "floor",
-	"idle", "slow-start", "return", "knee", "full", "ceiling", "trim", "probe",
+	"idle", "slow-start", "return", "knee", "full", "ceiling", "trim", "probe", "backlog",
 }
 
 func (d decision) String() string { return decisionNames[d] }
@@ -148,15 +152,18 @@ const (
 	// return far below the knee decide on fewer: growth there is known to
 	// be safe, and the next round is quick to cut if it misled.
 	roundSamples = 8
-	// roundPrecision is how well a round must know its median: within 15%,
-	// so that a window twice the floor is not crossed by noise alone.
-	roundPrecision = 0.15
 	// roundMaxTicks closes a round with what it has: at a few calls a
 	// second, a decision every two seconds rather than none.
 	roundMaxTicks = 20
 	// baselineWindow is how far above the floor AnchorBaseline lets latency
 	// rise (SPEC §3.2: the window is twice the unloaded latency).
 	baselineWindow = 2.0
+	// sloShareOver is the share of answers a p99 SLO lets past it.
+	sloShareOver = 0.01
+	// sloZ is how many standard deviations past the expected count of
+	// answers over the SLO a round must be to read as a breach: one false
+	// alarm in about a hundred rounds.
+	sloZ = 2.33
 	// sloShare caps the window at 80% of SLOTarget, so that the p99 has room
 	// above the median before the SLO breaks.
 	sloShare = 0.8
@@ -187,6 +194,10 @@ const (
 	// shiftKept is how much of the latency and p99 a cut must leave for the
 	// rise to read as a level shift: a queue the cut drained falls by more.
 	shiftKept = 0.9
+	// backlogShare is how many times the calls the window holds at
+	// capacity (capacity × high, Little's law) may be in flight before the
+	// excess reads as a queue past the resource's cliff.
+	backlogShare = 2.0
 	// epochSamples is how many answers the floor and the capacity are read
 	// from: the median of 64 is within about ±15% of the true one, so a
 	// minimum or a maximum over a few of them is not just the luckiest
@@ -274,6 +285,9 @@ func (c *controller) step(in tick) float64 {
 
 	c.view.samples, c.view.synthetic = int(in.hist.n+in.unreachable), int(in.unreachable)
 	from := c.limit
+	if c.s.rate {
+		c.inflight = math.Max(0, c.inflight+in.admitted*in.dt.Seconds()-in.completions)
+	}
 	dec := c.decide(in)
 	c.limit = math.Min(math.Max(c.limit, c.s.min), c.s.max)
 	if c.limit != from {
@@ -292,6 +306,20 @@ func (c *controller) step(in tick) float64 {
 // decide closes the round when it holds enough evidence and applies the law.
 func (c *controller) decide(in tick) decision {
 	r := &c.round
+	if c.backlogged() && uses("backlog") {
+		// More is in flight than the knee holds, and latency shows it: the
+		// resource is past its cliff. Send less than comes back until the
+		// backlog drains (BBR's drain), whatever the round says.
+		if l := maxCut * in.completions / in.dt.Seconds(); l < c.limit {
+			c.limit = l
+			c.cold = false
+			*r = round{}
+			return decBacklog
+		}
+	}
+	if c.settling && !uses("settle") {
+		c.settling = false
+	}
 	if c.settling {
 		// An answer of latency d arriving in this tick was sent at least
 		// d before the tick began. Until the slowest of them was sent
@@ -320,7 +348,7 @@ func (c *controller) decide(in tick) decision {
 	case n == 0:
 		return decBlind
 	case r.unreachable == 0 && r.ticks < roundMaxTicks &&
-		((!c.growing() && !r.precise()) || r.dt < time.Duration(c.floor) ||
+		((r.hist.n < roundSamples && (!c.growing() || c.measure.pending)) || r.dt < time.Duration(c.floor) ||
 			(c.floor == 0 && r.dt < r.hist.quantile(0.5, 0, 0))):
 		// A round is a round trip with enough answers in it to know its
 		// median: shorter, it sees only the fastest answers of what it
@@ -335,17 +363,14 @@ func (c *controller) decide(in tick) decision {
 	return c.law(e)
 }
 
-// precise reports whether the round holds at least roundSamples answers and
-// knows its median within roundPrecision: the median's standard error is
-// about 0.93·IQR/√n, so a narrow distribution needs eight answers and an
-// exponential one about a hundred.
-func (r *round) precise() bool {
-	n := float64(r.hist.n)
-	if n < roundSamples {
+// backlogged reports whether a rate limit keeps more calls in flight than
+// twice what the knee holds (capacity × floor, Little's law), while the last
+// round's latency was past the window: a queue that grows.
+func (c *controller) backlogged() bool {
+	if !c.s.rate || c.floor == 0 || c.capacity() == 0 {
 		return false
 	}
-	iqr := float64(r.hist.quantile(0.75, 0, 0) - r.hist.quantile(0.25, 0, 0))
-	return 0.93*iqr/math.Sqrt(n) <= roundPrecision*float64(r.hist.quantile(0.5, 0, 0))
+	return c.inflight > backlogShare*c.capacity()*c.high()/float64(time.Second)+probeCalls
 }
 
 // growing reports whether the limit is where growth is known to be safe: in
@@ -363,6 +388,7 @@ type evidence struct {
 	dt              time.Duration
 	ticks           int
 	n               uint64 // answers, Unavailable ones included
+	over            uint64 // answers past the SLO, Unavailable ones included
 }
 
 func (c *controller) read() evidence {
@@ -382,8 +408,11 @@ func (c *controller) read() evidence {
 		ticks:       r.ticks,
 		n:           r.hist.n + r.unreachable,
 	}
+	if c.s.slo > 0 {
+		e.over = r.hist.above(c.s.slo) + r.unreachable
+	}
 	if r.hist.n > 0 {
-		e.latency = float64(r.hist.weightedMedian())
+		e.latency = float64(r.hist.median())
 	}
 	if r.dt > 0 {
 		e.delivered = r.completions / r.dt.Seconds()
@@ -394,6 +423,26 @@ func (c *controller) read() evidence {
 	c.epoch.dt += r.dt
 	c.epoch.completions += r.completions
 	return e
+}
+
+// sloBreach reports whether the round shows more answers past the SLO than
+// a p99 SLO allows, beyond what chance explains: a one-sided binomial test
+// at sloZ standard deviations, and never on fewer than two answers. The p99
+// of a round of eight answers is its slowest one: one slow answer among eight
+// is no evidence that more than 1% of answers are slow.
+func (c *controller) sloBreach(e evidence) bool {
+	if c.s.slo == 0 {
+		return false
+	}
+	if !uses("slo-count") {
+		return e.p99 > float64(c.s.slo)
+	}
+	if e.over < 2 {
+		return false
+	}
+	p := sloShareOver
+	n := float64(e.n)
+	return float64(e.over) > n*p+sloZ*math.Sqrt(n*p*(1-p))
 }
 
 // overdriven reports whether a rate limit sent more than came back in the
@@ -407,12 +456,12 @@ func overdriven(e evidence) bool {
 
 // law applies the law to one round of evidence.
 func (c *controller) law(e evidence) decision {
-	slo := c.s.slo > 0 && e.p99 > float64(c.s.slo)
+	slo := c.sloBreach(e)
 	if c.floor == 0 && e.n >= roundSamples {
 		c.floor = e.latency // a first guess, until an epoch is complete
 	}
 	if ep := &c.epoch; ep.hist.n >= epochSamples {
-		if m := float64(ep.hist.weightedMedian()); m < c.floor {
+		if m := float64(ep.hist.median()); m < c.floor {
 			c.floor = m // lower is trustworthy at once
 		}
 		c.got[c.gotI] = ep.completions / ep.dt.Seconds()
@@ -444,7 +493,7 @@ func (c *controller) law(e evidence) decision {
 		}
 	}
 	// The last cut was an experiment: did it lower the latency?
-	if c.cut.pending && e.latency > 0 {
+	if c.cut.pending && e.latency > 0 && uses("shift") {
 		c.cut.pending = false
 		moved := e.latency < shiftKept*c.cut.latency || e.latency > c.cut.latency/shiftKept
 		tail := slo && e.p99 < shiftKept*c.cut.p99 // the SLO cut helped the tail
@@ -532,7 +581,7 @@ func (c *controller) law(e evidence) decision {
 	// window still guards it), one down goes back, so that noise cannot
 	// walk the limit down.
 	paying := false
-	if c.probe.pending && e.saturated {
+	if c.probe.pending && e.saturated && uses("probe-judge") {
 		c.probe.pending = false
 		paid := c.probe.at * (1 + probePays*(c.limit/c.probe.from-1))
 		judged := math.Abs(c.limit/c.probe.from-1)*e.delivered*e.dt.Seconds() >= probeCalls
@@ -551,7 +600,7 @@ func (c *controller) law(e evidence) decision {
 	if !e.saturated {
 		return decIdle
 	}
-	if !c.cold && c.floorAge >= floorMaxAge {
+	if !c.cold && c.floorAge >= floorMaxAge && uses("floor-probe") {
 		// The floor is in doubt: measure it again at a quarter of the load
 		// (BBR's ProbeRTT, Envoy's minRTT recalculation), so a floor that
 		// moved, or was first seen past the knee, is replaced rather than
@@ -590,7 +639,7 @@ func (c *controller) law(e evidence) decision {
 	// not a hundred. Anything else starts again from one step, so near the
 	// knee the probe stays additive, which is what makes shares converge.
 	step := probeShare * c.s.max
-	if paying {
+	if paying && uses("double") {
 		// ...but never more than a quarter of the limit at once (BBR's
 		// probing gain of 1.25): a resource that thrashes past its knee
 		// must not be hit with twice what it held a round ago.

@@ -88,6 +88,17 @@ func TestModelStepTable(t *testing.T) {
 			{samples(10, 10*ms), 0, true, 10, 0, 200, decSettle},
 			{mix(95, 10*ms, 5, 90*ms), 0, true, 20, 0, 200 * float64(50*ms) / at(90*ms), decSLO},
 		}},
+		{"one slow answer among ten is no evidence that more than 1% are slow", Config{MaxRate: 1000, InitialRate: 100, SLOTarget: 50 * ms}, []step{
+			{samples(10, 10*ms), 0, true, 10, 0, 200, decSlowStart},
+			{samples(10, 10*ms), 0, true, 10, 0, 200, decSettle},
+			{mix(9, 10*ms, 1, 90*ms), 0, true, 20, 0, 400, decSlowStart},
+		}},
+		{"more in flight than twice what the window holds at capacity is drained from what comes back", Config{MaxRate: 1000, InitialRate: 500}, []step{
+			// An epoch: the floor is 20 ms, and 500/s got through.
+			{samples(64, 20*ms), 0, true, 50, 500, 1000, decSlowStart},
+			// 100 sent, 10 back: 90 in flight, past 2 × 500/s × 40 ms.
+			{samples(10, 20*ms), 0, true, 10, 1000, 50, decBacklog},
+		}},
 		{"a probe that gets more through stays and doubles the next; one that does not is undone, and the next goes down", Config{MaxRate: 10000, InitialRate: 1000}, []step{
 			{samples(10, 20*ms), 0, true, 100, 1000, 2000, decSlowStart},
 			{samples(10, 20*ms), 0, true, 100, 1000, 2000, decSettle},

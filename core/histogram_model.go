@@ -15,6 +15,16 @@ func (s *snapshot) add(o *snapshot) {
 	s.n += o.n
 }
 
+// median is the latency the law reads of a round or an epoch: the
+// duration-weighted median (see weightedMedian), or the plain one when the
+// "weighted" rule is ablated.
+func (s *snapshot) median() time.Duration {
+	if !uses("weighted") {
+		return s.quantile(0.5, 0, 0)
+	}
+	return s.weightedMedian()
+}
+
 // weightedMedian returns the median of the recorded durations weighted by
 // their length: the latency that half the slot-time was spent in calls no
 // slower than. A limit caps slots, and slots are held in proportion to
@@ -42,4 +52,13 @@ func (s *snapshot) weightedMedian() time.Duration {
 		}
 	}
 	return histValue(histBuckets - 1)
+}
+
+// above returns how many recorded durations fall in buckets above d's.
+func (s *snapshot) above(d time.Duration) uint64 {
+	var n uint64
+	for _, c := range s.counts[histIndex(d)+1:] {
+		n += c
+	}
+	return n
 }

@@ -44,6 +44,7 @@ func main() {
 	out := flag.String("out", filepath.Join("docs", "compare"), "directory to write eval.md to (empty: none)")
 	verbose := flag.Bool("v", false, "print every scenario's figures")
 	only := flag.String("arms", "", "comma-separated arms to run, e.g. agile,agile-slo (empty: all); the oracle always runs")
+	ablate := flag.String("ablate", "", "comma-separated rules of the model law to turn off one at a time (a+b: both at once), with the figures each protects (needs -tags agilelimiter_model,agilelimiter_ablate)")
 	cache := flag.String("sweeps", "", "JSON file to take the oracle's sweeps from and add new ones to (empty: none): the sweeps do not depend on the limiter, so tuning runs reuse them")
 	flag.Parse()
 
@@ -66,8 +67,20 @@ func main() {
 		sets = []eval.Seeds{s}
 	}
 
+	rules := splitNonEmpty(*ablate)
+	if len(rules) > 0 && !ablation {
+		fmt.Fprintln(os.Stderr, "eval: -ablate needs a build with -tags agilelimiter_model,agilelimiter_ablate")
+		os.Exit(2)
+	}
+
 	testing.Main(func(string, string) (bool, error) { return true, nil },
 		[]testing.InternalTest{{Name: "Eval", F: func(t *testing.T) {
+			if len(rules) > 0 {
+				if err := runAblation(t, sets, rules, *cache, *n); err != nil {
+					t.Fatal(err)
+				}
+				return
+			}
 			if err := run(t, sets, arms, *cache, *n, *out, *verbose); err != nil {
 				t.Fatal(err)
 			}
@@ -84,17 +97,39 @@ func splitNonEmpty(list string) []string {
 	return out
 }
 
+// loadSweeps reads the sweep cache, if any.
+func loadSweeps(cache string) (eval.Sweeps, error) {
+	sweeps := eval.Sweeps{}
+	if cache == "" {
+		return sweeps, nil
+	}
+	if b, err := os.ReadFile(cache); err == nil {
+		if err := json.Unmarshal(b, &sweeps); err != nil {
+			return nil, fmt.Errorf("eval: %s: %w", cache, err)
+		}
+	} else if !os.IsNotExist(err) {
+		return nil, err
+	}
+	return sweeps, nil
+}
+
+// saveSweeps writes the sweep cache back, if any.
+func saveSweeps(cache string, sweeps eval.Sweeps) error {
+	if cache == "" {
+		return nil
+	}
+	b, err := json.Marshal(sweeps)
+	if err != nil {
+		return err
+	}
+	return os.WriteFile(cache, b, 0o644)
+}
+
 func run(t *testing.T, sets []eval.Seeds, arms eval.Arms, cache string, n int, dir string, verbose bool) error {
 	start := time.Now()
-	sweeps := eval.Sweeps{}
-	if cache != "" {
-		if b, err := os.ReadFile(cache); err == nil {
-			if err := json.Unmarshal(b, &sweeps); err != nil {
-				return fmt.Errorf("eval: %s: %w", cache, err)
-			}
-		} else if !os.IsNotExist(err) {
-			return err
-		}
+	sweeps, err := loadSweeps(cache)
+	if err != nil {
+		return err
 	}
 	scs := eval.Named()
 	var names []string
@@ -106,14 +141,8 @@ func run(t *testing.T, sets []eval.Seeds, arms eval.Arms, cache string, n int, d
 	}
 	// One batch, so every run competes for the cores at once.
 	named, seeded := eval.EvaluateWith(scs, arms, eval.Bubbles(t), sweeps).Pick(names...)
-	if cache != "" {
-		b, err := json.Marshal(sweeps)
-		if err != nil {
-			return err
-		}
-		if err := os.WriteFile(cache, b, 0o644); err != nil {
-			return err
-		}
+	if err := saveSweeps(cache, sweeps); err != nil {
+		return err
 	}
 
 	fmt.Println("named scenarios:")

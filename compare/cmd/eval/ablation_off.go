@@ -1,0 +1,6 @@
+//go:build !(agilelimiter_model && agilelimiter_ablate)
+
+package main
+
+// ablation says core was built so that AGILELIMITER_ABLATE turns rules off.
+const ablation = false
