@@ -23,7 +23,7 @@ import (
 // 2·floor, AnchorSLO, and never above, 0.8·SLO); mid = (floor + high)/2.
 //
 //	in flight > 2·capacity·high (a rate)  → backlog: half what comes back, every tick until it drains
-//	refused, > 1% past SLO, latency > high → cut toward mid, from what got through; once, then wait
+//	refused, more past SLO than 1% (or than unloaded), latency > high → cut toward mid, from what got through
 //	a cut that left latency where it was  → level shift: floor := latency, limit restored
 //	never congested, latency ≤ 1.25·floor → slow start ×2; below 0.9·knee → return ×2, up to 0.9·knee
 //	else one step of 1% of the ceiling: up below mid, down past 1.25·floor; kept if it paid
@@ -38,6 +38,10 @@ type controller struct {
 	// then the floor was measured at whatever load the limiter started with.
 	floor    float64
 	floorAge time.Duration
+	// tailOver of tailN answers of epochs without a queue (median at most
+	// a quarter above the floor) were past the SLO: the resource's own
+	// tail, which no limit cures (a route dearer than the SLO).
+	tailOver, tailN float64
 	// inflight is how many calls a rate limit has sent that have not come
 	// back: slots granted less answers.
 	inflight float64
@@ -91,13 +95,14 @@ type round struct {
 	unreachable uint64
 	ticks       int
 	dt          time.Duration
-	saturated   bool    // demand reached the limit in every tick of it
+	saturated   int     // ticks of it in which demand reached the limit
 	completions float64 // calls that came back
 	admitted    float64 // slots granted (rate limit)
 }
 
 // epoch is the rounds gathered until they hold epochSamples answers.
 type epoch struct {
+	over        uint64 // answers past the SLO
 	hist        snapshot
 	dt          time.Duration
 	completions float64
@@ -198,6 +203,14 @@ const (
 	// capacity (capacity × high, Little's law) may be in flight before the
 	// excess reads as a queue past the resource's cliff.
 	backlogShare = 2.0
+	// tailMemory is how many answers the resource's own tail is read
+	// from before older ones count half: enough to tell 2% from 1%.
+	tailMemory = 1024
+	// saturatedShare is the share of a round's ticks in which demand must
+	// have reached the limit for the round to say anything of the region
+	// above it. At a few calls a second a round lasts many ticks, some of
+	// which no call falls in.
+	saturatedShare = 0.5
 	// epochSamples is how many answers the floor and the capacity are read
 	// from: the median of 64 is within about ±15% of the true one, so a
 	// minimum or a maximum over a few of them is not just the luckiest
@@ -279,7 +292,9 @@ func (c *controller) step(in tick) float64 {
 	r.unreachable += in.unreachable
 	r.ticks++
 	r.dt += in.dt
-	r.saturated = in.saturated && (r.ticks == 1 || r.saturated)
+	if in.saturated {
+		r.saturated++
+	}
 	r.completions += in.completions
 	r.admitted += in.admitted * in.dt.Seconds()
 
@@ -373,6 +388,15 @@ func (c *controller) backlogged() bool {
 	return c.inflight > backlogShare*c.capacity()*c.high()/float64(time.Second)+probeCalls
 }
 
+// probeStep is one probe's step: probeShare of the ceiling, and for a count
+// in flight at least one slot, or the semaphore would not move.
+func (c *controller) probeStep() float64 {
+	if c.s.rate || !uses("slot-step") {
+		return probeShare * c.s.max
+	}
+	return math.Max(probeShare*c.s.max, 1)
+}
+
 // growing reports whether the limit is where growth is known to be safe: in
 // slow start, or far below the knee.
 func (c *controller) growing() bool {
@@ -402,7 +426,7 @@ func (c *controller) read() evidence {
 	}
 	e := evidence{
 		unreachable: unreach > 0,
-		saturated:   r.saturated,
+		saturated:   r.saturated == r.ticks || uses("saturated") && float64(r.saturated) >= saturatedShare*float64(r.ticks),
 		p99:         float64(r.hist.quantile(0.99, unreach, above)),
 		dt:          r.dt,
 		ticks:       r.ticks,
@@ -410,6 +434,7 @@ func (c *controller) read() evidence {
 	}
 	if c.s.slo > 0 {
 		e.over = r.hist.above(c.s.slo) + r.unreachable
+		c.epoch.over += e.over
 	}
 	if r.hist.n > 0 {
 		e.latency = float64(r.hist.median())
@@ -426,7 +451,8 @@ func (c *controller) read() evidence {
 }
 
 // sloBreach reports whether the round shows more answers past the SLO than
-// a p99 SLO allows, beyond what chance explains: a one-sided binomial test
+// a p99 SLO allows (or than the resource gives without a queue, if more: no
+// limit cures a route dearer than the SLO), beyond what chance explains: a one-sided binomial test
 // at sloZ standard deviations, and never on fewer than two answers. The p99
 // of a round of eight answers is its slowest one: one slow answer among eight
 // is no evidence that more than 1% of answers are slow.
@@ -441,6 +467,11 @@ func (c *controller) sloBreach(e evidence) bool {
 		return false
 	}
 	p := sloShareOver
+	if uses("tail") {
+		if c.tailN > 0 {
+			p = math.Max(p, c.tailOver/c.tailN)
+		}
+	}
 	n := float64(e.n)
 	return float64(e.over) > n*p+sloZ*math.Sqrt(n*p*(1-p))
 }
@@ -463,6 +494,13 @@ func (c *controller) law(e evidence) decision {
 	if ep := &c.epoch; ep.hist.n >= epochSamples {
 		if m := float64(ep.hist.median()); m < c.floor {
 			c.floor = m // lower is trustworthy at once
+		}
+		if m := float64(ep.hist.median()); m <= queueOnset*c.floor {
+			c.tailOver += float64(ep.over)
+			c.tailN += float64(ep.hist.n)
+			if c.tailN > tailMemory {
+				c.tailOver, c.tailN = c.tailOver/2, c.tailN/2
+			}
 		}
 		c.got[c.gotI] = ep.completions / ep.dt.Seconds()
 		c.gotI = (c.gotI + 1) % capacityEpochs
@@ -631,14 +669,14 @@ func (c *controller) law(e evidence) decision {
 	c.probe.pending, c.probe.from, c.probe.at = true, c.limit, e.delivered
 	c.probe.down = down && (!up || c.down)
 	if c.probe.down {
-		c.limit -= probeShare * c.s.max
+		c.limit -= c.probeStep()
 		return decTrim
 	}
 	// A probe up that paid makes the next one twice as big (BIC's max
 	// probing): a resource that grew fourfold is found in a few rounds,
 	// not a hundred. Anything else starts again from one step, so near the
 	// knee the probe stays additive, which is what makes shares converge.
-	step := probeShare * c.s.max
+	step := c.probeStep()
 	if paying && uses("double") {
 		// ...but never more than a quarter of the limit at once (BBR's
 		// probing gain of 1.25): a resource that thrashes past its knee

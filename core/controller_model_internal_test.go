@@ -128,3 +128,24 @@ func TestModelStepTable(t *testing.T) {
 		})
 	}
 }
+
+// A probe of a semaphore moves it by at least one slot: 1% of a ceiling of
+// five is no change at all, and the limit would sit at one slot for good.
+func TestModelProbeMovesASlot(t *testing.T) {
+	s, err := ConcurrencyConfig{MaxLimit: 5, InitialLimit: 1}.settings()
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := newController(s)
+	c.cold = false
+	c.floor = float64(100 * time.Millisecond)
+	// A round of eight answers at the floor, demand at the limit in most
+	// ticks of it (a few calls a second leave some ticks empty).
+	var got float64
+	for i := range 4 {
+		got = c.step(tick{hist: samples(2, 100*time.Millisecond), saturated: i != 1, dt: DefaultTickInterval, completions: 2})
+	}
+	if got != 2 || c.view.decision != decProbe {
+		t.Fatalf("limit %v (%v); want 2 (probe)", got, c.view.decision)
+	}
+}
