@@ -18,15 +18,15 @@ import (
 // cannot drag it down), the answers past the SLO and what got through. The
 // model: floor, the unloaded latency (lowest median of 64 answers, measured
 // again at a quarter of the load when in doubt); capacity, the most that got
-// through lately, and the knee that carries it (a rate: capacity; in flight:
-// capacity × floor, Little's law); high, the latency accepted (AnchorBaseline
-// 2·floor, AnchorSLO, and never above, 0.8·SLO); mid = (floor + high)/2.
+// through lately; the knee that carries it (a rate: capacity; in flight:
+// capacity × the floor's mean latency, Little's law); high, the latency
+// accepted (AnchorBaseline 2·floor, AnchorSLO 0.8·SLO, never above it).
 //
-//	in flight > 2·capacity·high (a rate)  → backlog: half what comes back, every tick until it drains
-//	refused, more past SLO than 1% (or than unloaded), latency > high → cut toward mid, from what got through
-//	a cut that left latency where it was  → level shift: floor := latency, limit restored
-//	never congested, latency ≤ 1.25·floor → slow start ×2; below 0.9·knee → return ×2, up to 0.9·knee
-//	else one step of 1% of the ceiling: up below mid, down past 1.25·floor; kept if it paid
+//	in flight > 2·capacity·high (a rate) → backlog: half what comes back, each tick until it drains
+//	refused, more past the SLO than 1% (or than unloaded), latency > high → cut toward mid-window
+//	a cut that left latency where it was → level shift: floor := latency, limit restored
+//	never congested, latency ≤ 1.25·floor → slow start ×2; below 0.9·knee → return ×2 to 0.9·knee
+//	else one step of 1% of the ceiling: up below mid-window, down past 1.25·floor; kept if it paid
 type controller struct {
 	s     settings
 	limit float64
@@ -38,6 +38,10 @@ type controller struct {
 	// then the floor was measured at whatever load the limiter started with.
 	floor    float64
 	floorAge time.Duration
+	// floorMean is the mean latency of the answers the floor was read
+	// from: Little's law holds for the mean, and a mix of cheap and dear
+	// calls has a duration-weighted median far above it.
+	floorMean float64
 	// tailOver of tailN answers of epochs without a queue (median at most
 	// a quarter above the floor) were past the SLO: the resource's own
 	// tail, which no limit cures (a route dearer than the SLO).
@@ -277,12 +281,16 @@ func (c *controller) capacity() float64 {
 }
 
 // knee is the limit that carries the capacity: the capacity itself for a
-// rate, capacity × floor for a count in flight (Little's law), 0 if unknown.
+// rate, capacity × the floor's mean latency for a count in flight (Little's
+// law holds for the mean, not the duration-weighted median), 0 if unknown.
 func (c *controller) knee() float64 {
 	if c.s.rate {
 		return c.capacity()
 	}
-	return c.capacity() * c.floor / float64(time.Second)
+	if !uses("knee-mean") {
+		return c.capacity() * c.floor / float64(time.Second)
+	}
+	return c.capacity() * c.floorMean / float64(time.Second)
 }
 
 // step takes one tick and returns the new limit.
@@ -379,13 +387,17 @@ func (c *controller) decide(in tick) decision {
 }
 
 // backlogged reports whether a rate limit keeps more calls in flight than
-// twice what the knee holds (capacity × floor, Little's law), while the last
-// round's latency was past the window: a queue that grows.
+// twice what the window holds at capacity (capacity × high, scaled to the
+// mean latency, Little's law): a queue that grows past the resource's cliff.
 func (c *controller) backlogged() bool {
 	if !c.s.rate || c.floor == 0 || c.capacity() == 0 {
 		return false
 	}
-	return c.inflight > backlogShare*c.capacity()*c.high()/float64(time.Second)+probeCalls
+	held := c.high()
+	if uses("backlog-mean") && c.floorMean > 0 {
+		held *= c.floorMean / c.floor // Little's law holds for the mean
+	}
+	return c.inflight > backlogShare*c.capacity()*held/float64(time.Second)+probeCalls
 }
 
 // probeStep is one probe's step: probeShare of the ceiling, and for a count
@@ -406,6 +418,7 @@ func (c *controller) growing() bool {
 // evidence is one round, read.
 type evidence struct {
 	latency, p99    float64 // nanoseconds
+	mean            float64 // nanoseconds
 	unreachable     bool
 	saturated       bool
 	delivered, sent float64 // per second; sent is 0 for a semaphore
@@ -437,7 +450,7 @@ func (c *controller) read() evidence {
 		c.epoch.over += e.over
 	}
 	if r.hist.n > 0 {
-		e.latency = float64(r.hist.median())
+		e.latency, e.mean = float64(r.hist.median()), float64(r.hist.mean())
 	}
 	if r.dt > 0 {
 		e.delivered = r.completions / r.dt.Seconds()
@@ -489,11 +502,11 @@ func overdriven(e evidence) bool {
 func (c *controller) law(e evidence) decision {
 	slo := c.sloBreach(e)
 	if c.floor == 0 && e.n >= roundSamples {
-		c.floor = e.latency // a first guess, until an epoch is complete
+		c.floor, c.floorMean = e.latency, e.mean // a first guess, until an epoch is complete
 	}
 	if ep := &c.epoch; ep.hist.n >= epochSamples {
 		if m := float64(ep.hist.median()); m < c.floor {
-			c.floor = m // lower is trustworthy at once
+			c.floor, c.floorMean = m, float64(ep.hist.mean()) // lower is trustworthy at once
 		}
 		if m := float64(ep.hist.median()); m <= queueOnset*c.floor {
 			c.tailOver += float64(ep.over)
@@ -518,7 +531,7 @@ func (c *controller) law(e evidence) decision {
 	// floor draws: then as a cut from there would have gone.
 	if c.measure.pending && e.latency > 0 {
 		c.measure.pending = false
-		c.floor, c.floorAge = e.latency, 0
+		c.floor, c.floorMean, c.floorAge = e.latency, e.mean, 0
 		c.limit = c.measure.from
 		if high := c.high(); c.measure.latency > high {
 			c.limit *= math.Max((c.floor+high)/2/c.measure.latency, maxCut)
@@ -549,7 +562,10 @@ func (c *controller) law(e evidence) decision {
 			// rise was not of the limiter's making (a level shift, or a
 			// tail the resource has at any load), and most answers are
 			// inside the SLO. Sending less buys nothing.
-			c.floor, c.floorAge = math.Max(e.latency, c.floor), 0
+			if e.latency > c.floor {
+				c.floor, c.floorMean = e.latency, e.mean
+			}
+			c.floorAge = 0
 			c.limit = c.cut.from
 			if k := c.knee(); k > 0 {
 				c.limit = math.Min(c.limit, k) // never past what the resource carries
@@ -583,7 +599,7 @@ func (c *controller) law(e evidence) decision {
 		// brings latency back to the middle of the window within a round
 		// trip: in-flight work scales with the limit (Little's law).
 		base := c.limit
-		if e.sent > 0 && e.delivered > 0 {
+		if e.sent > 0 && e.delivered > 0 && uses("cut-delivered") {
 			base = math.Min(base, e.delivered)
 		}
 		factor := minCut

@@ -62,3 +62,18 @@ func (s *snapshot) above(d time.Duration) uint64 {
 	}
 	return n
 }
+
+// mean returns the mean of the recorded durations at bucket resolution, 0
+// for an empty snapshot.
+func (s *snapshot) mean() time.Duration {
+	if s.n == 0 {
+		return 0
+	}
+	var total float64
+	for i, c := range s.counts {
+		if c != 0 {
+			total += float64(c) * float64(histValue(i))
+		}
+	}
+	return time.Duration(total / float64(s.n))
+}
