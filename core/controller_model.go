@@ -210,6 +210,9 @@ const (
 	// tailMemory is how many answers the resource's own tail is read
 	// from before older ones count half: enough to tell 2% from 1%.
 	tailMemory = 1024
+	// fastStartAnswers is how many answers a tick needs to judge a doubling
+	// in slow start by itself: one answer is noise.
+	fastStartAnswers = 2
 	// saturatedShare is the share of a round's ticks in which demand must
 	// have reached the limit for the round to say anything of the region
 	// above it. At a few calls a second a round lasts many ticks, some of
@@ -349,6 +352,12 @@ func (c *controller) decide(in tick) decision {
 		// after the limit moved, what arrives says nothing of the move
 		// (BBR's packet-timed round trip, read off the durations).
 		fresh := in.hist.n > 0 && in.hist.quantile(0.99, 0, 0) <= c.since
+		if c.cold && !c.lowered && uses("fast-start") {
+			// In slow start one tick is enough when most of its answers
+			// were sent after the doubling: the round trip is a small
+			// part of the tick (TCP doubles once per round trip).
+			fresh = fresh || in.hist.n >= 4 && in.hist.quantile(0.99, 0, 0) <= c.since+in.dt/2
+		}
 		c.since += in.dt
 		switch {
 		case fresh || in.unreachable > 0 || c.since > c.settleMax:
@@ -667,7 +676,7 @@ func (c *controller) law(e evidence) decision {
 	case c.cold && (c.floor == 0 || e.latency <= queueOnset*c.floor):
 		c.limit *= 2
 		return decSlowStart
-	case c.limit < returnShare*c.knee():
+	case c.limit < returnShare*c.knee() && uses("return"):
 		// Per tick of time the round covered: at a low rate a round is
 		// long, and the return should not be slower in time for it.
 		c.cold = false

@@ -29,6 +29,8 @@ func TestModelStepTable(t *testing.T) {
 	// mid/latency for a floor of 20 ms (AnchorBaseline: high 40, mid 30).
 	towardMid := func(latency time.Duration) float64 { return (at(20*ms) + 2*at(20*ms)) / 2 / at(latency) }
 	queueCut := 150 * towardMid(60*ms)
+	// late is a tick in which one answer was sent before the last move.
+	late := mix(9, 20*ms, 1, 60*ms)
 	for _, tc := range []struct {
 		name  string
 		cfg   Config
@@ -36,8 +38,11 @@ func TestModelStepTable(t *testing.T) {
 	}{
 		{"slow start doubles once the last doubling reaches the answers", Config{MaxRate: 1000, InitialRate: 100}, []step{
 			{samples(10, 20*ms), 0, true, 10, 100, 200, decSlowStart},
-			{samples(10, 20*ms), 0, true, 10, 100, 200, decSettle}, // answers sent before the doubling
+			{late, 0, true, 10, 100, 200, decSettle}, // a 60 ms answer was sent before the doubling
 			{samples(10, 20*ms), 0, true, 20, 200, 400, decSlowStart},
+			// Answers of 20 ms against a tick of 100: most of the tick's
+			// were sent after the doubling, and it judges it.
+			{samples(10, 20*ms), 0, true, 40, 400, 800, decSlowStart},
 		}},
 		{"a limit demand did not reach learns nothing", Config{MaxRate: 1000, InitialRate: 100}, []step{
 			{samples(10, 20*ms), 0, false, 10, 100, 100, decIdle},
@@ -56,7 +61,7 @@ func TestModelStepTable(t *testing.T) {
 		}},
 		{"a queue is cut toward the window's middle, from what got through", Config{MaxRate: 1000, InitialRate: 100}, []step{
 			{samples(10, 20*ms), 0, true, 10, 100, 200, decSlowStart},
-			{samples(10, 20*ms), 0, true, 10, 100, 200, decSettle},
+			{late, 0, true, 10, 100, 200, decSettle},
 			// 60 ms is past the window (40 ms); 200 granted, 150 came back.
 			{samples(10, 60*ms), 0, true, 15, 200, queueCut, decQueue},
 			{samples(10, 60*ms), 0, true, 15, queueCut, queueCut, decSettle}, // queued before the cut
@@ -69,7 +74,7 @@ func TestModelStepTable(t *testing.T) {
 		}},
 		{"a cut that leaves latency where it was is a level shift", Config{MaxRate: 1000, InitialRate: 500}, []step{
 			{samples(10, 20*ms), 0, true, 50, 500, 1000, decSlowStart},
-			{samples(10, 20*ms), 0, true, 50, 500, 1000, decSettle},
+			{late, 0, true, 50, 500, 1000, decSettle},
 			{samples(10, 50*ms), 0, true, 100, 1000, 1000 * towardMid(50*ms), decQueue},
 			{samples(10, 50*ms), 0, true, 100, 600, 1000 * towardMid(50*ms), decSettle},
 			// Everything sent comes back, at the same latency: not a queue.
@@ -78,19 +83,19 @@ func TestModelStepTable(t *testing.T) {
 		}},
 		{"a cut whose queue still drains waits", Config{MaxRate: 1000, InitialRate: 500}, []step{
 			{samples(10, 20*ms), 0, true, 50, 500, 1000, decSlowStart},
-			{samples(10, 20*ms), 0, true, 50, 500, 1000, decSettle},
+			{late, 0, true, 50, 500, 1000, decSettle},
 			{samples(10, 100*ms), 0, true, 100, 1000, 500, decQueue},
 			{samples(10, 100*ms), 0, true, 100, 500, 500, decSettle},
 			{samples(10, 70*ms), 0, true, 50, 500, 500, decDrain}, // falling, past the window
 		}},
 		{"p99 over the SLO cuts by SLO/p99", Config{MaxRate: 1000, InitialRate: 100, SLOTarget: 50 * ms}, []step{
 			{samples(10, 10*ms), 0, true, 10, 0, 200, decSlowStart},
-			{samples(10, 10*ms), 0, true, 10, 0, 200, decSettle},
+			{mix(9, 10*ms, 1, 60*ms), 0, true, 10, 0, 200, decSettle},
 			{mix(95, 10*ms, 5, 90*ms), 0, true, 20, 0, 200 * float64(50*ms) / at(90*ms), decSLO},
 		}},
 		{"one slow answer among ten is no evidence that more than 1% are slow", Config{MaxRate: 1000, InitialRate: 100, SLOTarget: 50 * ms}, []step{
 			{samples(10, 10*ms), 0, true, 10, 0, 200, decSlowStart},
-			{samples(10, 10*ms), 0, true, 10, 0, 200, decSettle},
+			{mix(9, 10*ms, 1, 60*ms), 0, true, 10, 0, 200, decSettle},
 			{mix(9, 10*ms, 1, 90*ms), 0, true, 20, 0, 400, decSlowStart},
 		}},
 		{"more in flight than twice what the window holds at capacity is drained from what comes back", Config{MaxRate: 1000, InitialRate: 500}, []step{
@@ -101,7 +106,7 @@ func TestModelStepTable(t *testing.T) {
 		}},
 		{"a probe that gets more through stays and doubles the next; one that does not is undone, and the next goes down", Config{MaxRate: 10000, InitialRate: 1000}, []step{
 			{samples(10, 20*ms), 0, true, 100, 1000, 2000, decSlowStart},
-			{samples(10, 20*ms), 0, true, 100, 1000, 2000, decSettle},
+			{late, 0, true, 100, 1000, 2000, decSettle},
 			// 26 ms ends slow start (a quarter above the floor), below mid:
 			// one step up of 1% of the ceiling.
 			{samples(10, 26*ms), 0, true, 200, 2000, 2100, decProbe},
