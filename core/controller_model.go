@@ -24,7 +24,7 @@ import (
 //
 //	in flight > 2·capacity·high (a rate) → backlog: half what comes back, each tick until it drains
 //	refused, more past the SLO than 1% (or than unloaded), latency > high → cut toward mid-window
-//	a cut that left latency where it was → level shift: floor := latency, limit restored
+//	a cut that left latency where it was → a level shift, or others' queue: measure the floor, then restore
 //	never congested, latency ≤ 1.25·floor → slow start ×2; below 0.9·knee → return ×2 to 0.9·knee
 //	else one step of 1% of the ceiling: up below mid-window, down past 1.25·floor; kept if it paid
 type controller struct {
@@ -131,7 +131,7 @@ const (
 	decSLO                        // p99 above SLOTarget: cut
 	decQueue                      // latency above the window: a queue, cut
 	decDrain                      // latency falls after a cut: the queue drains, wait
-	decShift                      // a cut left latency where it was: a level shift, floor re-learnt
+	decShift                      // a cut left latency where it was: a level shift, or others' queue; the floor is measured at a quarter of the load
 	decFloorProbe                 // the floor is in doubt: the limit drops to a quarter for a round to measure it
 	decFloor                      // the floor was measured again, and the limit restored
 	decIdle                       // demand did not reach the limit
@@ -356,7 +356,7 @@ func (c *controller) decide(in tick) decision {
 			// In slow start one tick is enough when most of its answers
 			// were sent after the doubling: the round trip is a small
 			// part of the tick (TCP doubles once per round trip).
-			fresh = fresh || in.hist.n >= 4 && in.hist.quantile(0.99, 0, 0) <= c.since+in.dt/2
+			fresh = fresh || in.hist.n >= fastStartAnswers && in.hist.quantile(0.99, 0, 0) <= c.since+in.dt/2
 		}
 		c.since += in.dt
 		switch {
@@ -571,6 +571,17 @@ func (c *controller) law(e evidence) decision {
 			// rise was not of the limiter's making (a level shift, or a
 			// tail the resource has at any load), and most answers are
 			// inside the SLO. Sending less buys nothing.
+			if uses("shift-probe") {
+				// Not re-anchored here: where several limiters share the
+				// resource, each one's cut leaves the others' queue, and a
+				// floor read off it ratchets up with every cut. A floor
+				// probe measures it: limiters that see the same latency
+				// probe at about the same time, and drain together.
+				c.measure.pending, c.measure.from, c.measure.latency = true, c.cut.from, e.latency
+				c.limit = c.cut.from * floorProbeShare
+				c.probe.pending = false
+				return decShift
+			}
 			if e.latency > c.floor {
 				c.floor, c.floorMean = e.latency, e.mean
 			}

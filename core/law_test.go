@@ -4,6 +4,7 @@ package agilelimiter_test
 
 import (
 	"math"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -138,5 +139,89 @@ func TestColdBurst(t *testing.T) {
 				t.Errorf("%.1f%% inside, goodput %.0f req/s; want ≥ 95%% and ≥ %.0f", 100*share, goodput, 0.85*2000)
 			}
 		})
+	})
+}
+
+// Three limiters share one dependency (20 ms, 300 req/s), each behind 64
+// closed-loop callers, started 7 s apart as in TestFairShares. None of them
+// can tell the others' queue from a dependency that got slower: a floor
+// re-anchored on the latency one limiter's cut left behind ratcheted up with
+// every cut (20 → 170 ms within 20 s, then 654 ms with every limiter idle
+// far above its share). The shared queue must stay a queue: over the last
+// 30 s the median round trip is within the window (twice the unloaded
+// 20 ms), every floor is the unloaded latency, and the shares are fair.
+func TestSharedQueueIsNotALevelShift(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		dep := &dependency{base: 20 * time.Millisecond, capacity: 300}
+		stop := make(chan struct{})
+		var (
+			mu      sync.Mutex
+			measure bool
+			lat     []time.Duration
+		)
+		var lims []*agilelimiter.Limiter
+		var waits []func()
+		for i := range 3 {
+			lim := agilelimiter.New(agilelimiter.Config{MaxRate: 1000, InitialRate: 25 + 100*float64(i)})
+			lim.Start()
+			defer lim.Stop()
+			lims = append(lims, lim)
+			waits = append(waits, workers(64, stop, func() {
+				_ = lim.Do(func() error {
+					start := time.Now()
+					err := dep.call()
+					mu.Lock()
+					if measure {
+						lat = append(lat, time.Since(start))
+					}
+					mu.Unlock()
+					return err
+				})
+			}))
+			time.Sleep(7 * time.Second)
+		}
+		time.Sleep(60 * time.Second)
+		before := make([]uint64, 3)
+		for i, l := range lims {
+			before[i] = l.Stats().Admitted
+		}
+		mu.Lock()
+		measure = true
+		mu.Unlock()
+		const window = 30 * time.Second
+		time.Sleep(window)
+		mu.Lock()
+		measure = false
+		slices.Sort(lat)
+		median := lat[len(lat)/2]
+		mu.Unlock()
+		rates := make([]float64, 3)
+		for i, l := range lims {
+			rates[i] = float64(l.Stats().Admitted-before[i]) / window.Seconds()
+		}
+		j := jain(rates...)
+		t.Logf("last %v: median round trip %v, rates %.1f %.1f %.1f req/s, Jain %.3f; floors %v %v %v",
+			window, median, rates[0], rates[1], rates[2], j, lims[0].Stats().Baseline, lims[1].Stats().Baseline, lims[2].Stats().Baseline)
+		close(stop)
+		for _, l := range lims {
+			l.Stop()
+		}
+		for _, w := range waits {
+			w()
+		}
+		// TestFairShares asks 0.95 of the shipped law; the model law lands
+		// between 0.93 and 1.00 here, by the order goroutines woken at one
+		// instant run in: 0.9 is what this test holds it to until then.
+		if j < 0.9 {
+			t.Errorf("Jain fairness %.3f; want ≥ 0.9", j)
+		}
+		if median > 40*time.Millisecond {
+			t.Errorf("median round trip %v; want inside the window, 40 ms", median)
+		}
+		for i, l := range lims {
+			if b := l.Stats().Baseline; b > 30*time.Millisecond {
+				t.Errorf("limiter %d: floor %v; want the unloaded 20 ms, not the shared queue", i, b)
+			}
+		}
 	})
 }
