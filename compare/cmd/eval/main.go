@@ -18,6 +18,14 @@
 // in seconds once the first run has filled the file. The two named scenarios run
 // every time and are reported apart.
 //
+// -ablate names rules of the model law to turn off one at a time (a+b turns
+// off both): the command evaluates the agile arms with every rule, then
+// without each, and prints the figures each rule protects. It needs core
+// built so that it reads AGILELIMITER_ABLATE, which only the tag
+// agilelimiter_ablate does:
+//
+//	go run -tags agilelimiter_model,agilelimiter_ablate ./compare/cmd/eval -set training -sweeps /tmp/sweeps.json -ablate backlog,shift
+//
 // The simulator runs inside testing/synctest bubbles, which exist only under
 // a *testing.T, so the evaluation runs as the single test of a testing.Main,
 // its runs as parallel subtests (GOMAXPROCS at once).
