@@ -403,30 +403,9 @@ func TestFairShares(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		const capacity = 300.0
 		dep := &dependency{base: 20 * time.Millisecond, capacity: capacity}
-		stop := make(chan struct{})
-		var lims []*agilelimiter.Limiter
-		var waits []func()
-		for i := range 3 {
-			lim := agilelimiter.New(agilelimiter.Config{MaxRate: 1000, InitialRate: 25 + 100*float64(i)})
-			lim.Start()
-			defer lim.Stop()
-			lims = append(lims, lim)
-			waits = append(waits, workers(64, stop, func() { _ = lim.Do(dep.call) }))
-			time.Sleep(7 * time.Second) // staggered starts: each later one meets a full dependency
-		}
-		time.Sleep(60 * time.Second)
-		before := make([]uint64, 3)
-		for i, l := range lims {
-			before[i] = l.Stats().Admitted
-		}
 		const window = 30 * time.Second
-		time.Sleep(window)
-		rates := make([]float64, 3)
-		sum := 0.0
-		for i, l := range lims {
-			rates[i] = float64(l.Stats().Admitted-before[i]) / window.Seconds()
-			sum += rates[i]
-		}
+		rates, _ := sharing(window, func(lim *agilelimiter.Limiter) { _ = lim.Do(dep.call) }, func(bool) {})
+		sum := rates[0] + rates[1] + rates[2]
 		j := jain(rates...)
 		t.Logf("rates over the last %v: %.1f %.1f %.1f req/s (sum %.1f, capacity %.0f), Jain %.3f", window, rates[0], rates[1], rates[2], sum, capacity, j)
 		if j < 0.95 {
@@ -434,13 +413,6 @@ func TestFairShares(t *testing.T) {
 		}
 		if sum < 0.7*capacity || sum > 1.05*capacity {
 			t.Errorf("sum %.1f req/s; want near the capacity %.0f", sum, capacity)
-		}
-		close(stop)
-		for _, l := range lims {
-			l.Stop()
-		}
-		for _, w := range waits {
-			w()
 		}
 	})
 }

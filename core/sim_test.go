@@ -5,6 +5,8 @@ import (
 	"sync"
 	"syscall"
 	"time"
+
+	agilelimiter "github.com/agilelimiter/agilelimiter/core"
 )
 
 // dependency is a simulated downstream on virtual time: a FIFO single-server
@@ -71,6 +73,44 @@ func workers(n int, stop <-chan struct{}, call func()) (wait func()) {
 		}()
 	}
 	return wg.Wait
+}
+
+// sharing runs three limiters on one dependency as TestFairShares sets them
+// up: MaxRate 1000, starting at 25, 125 and 225 req/s, started 7 s apart, each
+// behind 64 closed-loop callers of call(lim), then 60 s more. It returns what
+// each admitted per second over the following window, calling measuring(true)
+// before the window and measuring(false) after it, and the limiters, stopped.
+// It must run inside a synctest bubble.
+func sharing(window time.Duration, call func(lim *agilelimiter.Limiter), measuring func(on bool)) (rates []float64, lims []*agilelimiter.Limiter) {
+	stop := make(chan struct{})
+	var waits []func()
+	for i := range 3 {
+		lim := agilelimiter.New(agilelimiter.Config{MaxRate: 1000, InitialRate: 25 + 100*float64(i)})
+		lim.Start()
+		lims = append(lims, lim)
+		waits = append(waits, workers(64, stop, func() { call(lim) }))
+		time.Sleep(7 * time.Second) // staggered starts: each later one meets a full dependency
+	}
+	time.Sleep(60 * time.Second)
+	before := make([]uint64, 3)
+	for i, l := range lims {
+		before[i] = l.Stats().Admitted
+	}
+	measuring(true)
+	time.Sleep(window)
+	measuring(false)
+	rates = make([]float64, 3)
+	for i, l := range lims {
+		rates[i] = float64(l.Stats().Admitted-before[i]) / window.Seconds()
+	}
+	close(stop)
+	for _, l := range lims {
+		l.Stop()
+	}
+	for _, w := range waits {
+		w()
+	}
+	return rates, lims
 }
 
 // jain is Jain's fairness index of xs: 1 when all are equal, 1/n when one
