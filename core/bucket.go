@@ -131,11 +131,15 @@ func (b *bucket) take(ctx context.Context, reserve time.Duration) (time.Time, ti
 			// holds between actual grants, not only planned ones. Late by a
 			// whole interval, start the schedule afresh: no bursts.
 			b.last = slot
-			if next := now.Add(b.minInterval); slot.Add(b.interval).Before(next) {
-				b.last = next.Add(-b.interval)
+			if late := now.Sub(slot); late >= b.interval {
+				// Late by whole intervals: skip the slots missed, keeping the
+				// schedule's phase. Anchored on now instead, the schedule
+				// would start on the instant of the tick that moved the
+				// rate, and its slots would fall on later ticks' instants.
+				b.last = slot.Add(late / b.interval * b.interval)
 			}
-			if now.Sub(slot) >= b.interval {
-				b.last = now
+			if next := now.Add(b.minInterval); b.last.Add(b.interval).Before(next) {
+				b.last = next.Add(-b.interval)
 			}
 			b.pop(w)
 			b.mu.Unlock()
