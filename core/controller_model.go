@@ -142,7 +142,7 @@ const (
 	decCeiling                    // at the ceiling: nothing above to probe
 	decTrim                       // latency past the queue's onset: one step down
 	decProbe                      // latency in the window's lower half: one step up
-	decBacklog                    // more in flight than the knee holds: sending less than comes back
+	decBacklog                    // more in flight than twice the window holds at capacity: sending half what comes back
 )
 
 var decisionNames = [...]string{
@@ -333,9 +333,10 @@ func (c *controller) step(in tick) float64 {
 func (c *controller) decide(in tick) decision {
 	r := &c.round
 	if c.backlogged() && uses("backlog") {
-		// More is in flight than the knee holds, and latency shows it: the
-		// resource is past its cliff. Send less than comes back until the
-		// backlog drains (BBR's drain), whatever the round says.
+		// More is in flight than twice what the window holds at capacity:
+		// the resource is past its cliff, and may answer nothing at all.
+		// Send less than comes back until the backlog drains (BBR's
+		// drain), whatever the round says.
 		if l := maxCut * in.completions / in.dt.Seconds(); l < c.limit {
 			c.limit = l
 			c.cold = false
@@ -472,12 +473,13 @@ func (c *controller) read() evidence {
 	return e
 }
 
-// sloBreach reports whether the round shows more answers past the SLO than
-// a p99 SLO allows (or than the resource gives without a queue, if more: no
-// limit cures a route dearer than the SLO), beyond what chance explains: a one-sided binomial test
-// at sloZ standard deviations, and never on fewer than two answers. The p99
-// of a round of eight answers is its slowest one: one slow answer among eight
-// is no evidence that more than 1% of answers are slow.
+// sloBreach reports whether the round shows more answers past the SLO than a
+// p99 SLO allows (or than the resource gives without a queue, if more: no
+// limit cures a route dearer than the SLO), beyond what chance explains: a
+// one-sided binomial test at sloZ standard deviations, and never on fewer than
+// two answers. The p99 of a round of eight answers is its slowest one: one
+// slow answer among eight is no evidence that more than 1% of answers are
+// slow.
 func (c *controller) sloBreach(e evidence) bool {
 	if c.s.slo == 0 {
 		return false
