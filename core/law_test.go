@@ -26,24 +26,17 @@ func TestLevelShiftIsNotAQueue(t *testing.T) {
 			lim := agilelimiter.New(agilelimiter.Config{MaxRate: 500, SLOTarget: 200 * time.Millisecond, Anchor: anchor})
 			lim.Start()
 			defer lim.Stop()
-			dep := &dependency{base: 20 * time.Millisecond} // latency does not depend on load
-			stop := make(chan struct{})
-			wait := workers(64, stop, func() { _ = lim.Do(dep.call) })
-			time.Sleep(10 * time.Second)
-			before = lim.Rate()
-			dep.set(func(d *dependency) { d.base = 50 * time.Millisecond })
+			var rates []float64
+			before = levelShift(lim, 15*time.Second, func(int) { rates = append(rates, lim.Rate()) })
 			lowest, back = before, -1
-			sampleEvery(15*time.Second, func(i int) {
-				r := lim.Rate()
+			for i, r := range rates {
 				lowest = math.Min(lowest, r)
 				if back < 0 && lowest < before && r >= 0.8*before {
 					back = time.Duration(i) * tick
 				}
-			})
+			}
 			t.Logf("%v: %.1f req/s at 20 ms, lowest %.1f after the step to 50 ms, back to ≥ 80%% %v after it; floor now %v",
 				anchor, before, lowest, back, lim.Stats().Baseline)
-			close(stop)
-			wait()
 		})
 		return before, lowest, back
 	}

@@ -148,17 +148,10 @@ func TestBenignRise(t *testing.T) {
 			})
 			lim.Start()
 			defer lim.Stop()
-			dep := &dependency{base: 20 * time.Millisecond} // latency does not depend on load
-			stop := make(chan struct{})
-			wait := workers(64, stop, func() { _ = lim.Do(dep.call) })
-			time.Sleep(10 * time.Second)
-			before = lim.Rate()
-			dep.set(func(d *dependency) { d.base = 50 * time.Millisecond })
-			lowest = before
-			sampleEvery(10*time.Second, func(int) { lowest = math.Min(lowest, lim.Rate()) })
+			lowest = math.Inf(1)
+			before = levelShift(lim, 10*time.Second, func(int) { lowest = math.Min(lowest, lim.Rate()) })
+			lowest = math.Min(lowest, before)
 			t.Logf("%v: %.1f req/s at 20 ms, lowest %.1f req/s after the rise to 50 ms, now %.1f", anchor, before, lowest, lim.Rate())
-			close(stop)
-			wait()
 		})
 		return before, lowest
 	}

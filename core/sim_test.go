@@ -75,6 +75,23 @@ func workers(n int, stop <-chan struct{}, call func()) (wait func()) {
 	return wg.Wait
 }
 
+// levelShift drives lim, started, with 64 closed-loop callers of a
+// dependency whose latency does not depend on load: 20 ms for 10 s, then 50
+// ms, during which it calls sample every tick for d. It returns the rate just
+// before the step. It must run inside a synctest bubble.
+func levelShift(lim *agilelimiter.Limiter, d time.Duration, sample func(i int)) (before float64) {
+	dep := &dependency{base: 20 * time.Millisecond}
+	stop := make(chan struct{})
+	wait := workers(64, stop, func() { _ = lim.Do(dep.call) })
+	time.Sleep(10 * time.Second)
+	before = lim.Rate()
+	dep.set(func(d *dependency) { d.base = 50 * time.Millisecond })
+	sampleEvery(d, sample)
+	close(stop)
+	wait()
+	return before
+}
+
 // sharing runs three limiters on one dependency as TestFairShares sets them
 // up: MaxRate 1000, starting at 25, 125 and 225 req/s, started 7 s apart, each
 // behind 64 closed-loop callers of call(lim), then 60 s more. It returns what
