@@ -13,14 +13,14 @@ import (
 // push the limit it returns to their bucket or semaphore.
 //
 // The law. Ticks gather into rounds: a round trip with roundSamples answers,
-// all sent after the limit last moved. Of each it reads the latency a slot
-// sees (the median weighted by duration, so cheap calls, which hold few slots,
-// cannot drag it down), the answers past the SLO and what got through. The
-// model: floor, the unloaded latency (lowest median of 64 answers, measured
-// again at a quarter of the load when in doubt); capacity, the most that got
-// through lately; the knee that carries it (a rate: capacity; in flight:
-// capacity × the floor's mean latency, Little's law); high, the latency
-// accepted (AnchorBaseline 2·floor, AnchorSLO 0.8·SLO, never above it).
+// all sent after the limit last moved. Of each it reads the median latency
+// (robust to a dear route's few calls), the answers past the SLO and what
+// got through. The model: floor, the unloaded latency (lowest median of 64
+// answers, measured again at a quarter of the load when in doubt); capacity,
+// the most that got through lately; the knee that carries it (a rate:
+// capacity; in flight: capacity × the floor's mean latency, Little's law);
+// high, the latency accepted (AnchorBaseline 2·floor, AnchorSLO 0.8·SLO,
+// never above it).
 //
 //	in flight > 2·capacity·high (a rate) → backlog: half what comes back, each tick until it drains
 //	refused, more past the SLO than 1% (or than unloaded), latency > high → cut toward mid-window
@@ -39,8 +39,8 @@ type controller struct {
 	floor    float64
 	floorAge time.Duration
 	// floorMean is the mean latency of the answers the floor was read
-	// from: Little's law holds for the mean, and a mix of cheap and dear
-	// calls has a duration-weighted median far above it.
+	// from: Little's law holds for the mean, and in a mix of cheap and
+	// dear calls the median is far below it.
 	floorMean float64
 	// tailOver of tailN answers of epochs without a queue (median at most
 	// a quarter above the floor) were past the SLO: the resource's own
@@ -285,7 +285,7 @@ func (c *controller) capacity() float64 {
 
 // knee is the limit that carries the capacity: the capacity itself for a
 // rate, capacity × the floor's mean latency for a count in flight (Little's
-// law holds for the mean, not the duration-weighted median), 0 if unknown.
+// law holds for the mean, not the median), 0 if unknown.
 func (c *controller) knee() float64 {
 	if c.s.rate {
 		return c.capacity()
@@ -578,9 +578,12 @@ func (c *controller) law(e evidence) decision {
 				// resource, each one's cut leaves the others' queue, and a
 				// floor read off it ratchets up with every cut. A floor
 				// probe measures it: limiters that see the same latency
-				// probe at about the same time, and drain together.
+				// probe at about the same time, and drain together. The
+				// probe goes to a quarter of the limit the cut left, not
+				// of the one before it: that one may have been far past
+				// the knee (a cold burst), and a quarter of it too.
 				c.measure.pending, c.measure.from, c.measure.latency = true, c.cut.from, e.latency
-				c.limit = c.cut.from * floorProbeShare
+				c.limit *= floorProbeShare
 				c.probe.pending = false
 				return decShift
 			}

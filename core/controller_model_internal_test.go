@@ -80,12 +80,13 @@ func TestModelStepTable(t *testing.T) {
 			// Everything sent comes back, at the same latency: not a queue
 			// of this limiter's. A level shift, or the queue of others that
 			// share the resource: the floor is measured at a quarter of the
-			// load...
-			{samples(10, 50*ms), 0, true, 60, 600, 250, decShift},
-			{samples(10, 50*ms), 0, true, 60, 250, 250, decSettle},
+			// load (of the limit now, not before the cut: the limit before
+			// may have been far past the knee)...
+			{samples(10, 50*ms), 0, true, 60, 600, 1000 * towardMid(50*ms) / 4, decShift},
+			{samples(10, 50*ms), 0, true, 60, 150, 1000 * towardMid(50*ms) / 4, decSettle},
 			// ...where it is still 50 ms: the new floor, and the limit
 			// goes back where it was.
-			{samples(10, 50*ms), 0, true, 25, 250, 1000, decFloor},
+			{samples(10, 50*ms), 0, true, 15, 150, 1000, decFloor},
 			{samples(10, 50*ms), 0, true, 100, 1000, 1000, decSettle}, // the new window is 100 ms
 		}},
 		{"a cut whose queue still drains waits", Config{MaxRate: 1000, InitialRate: 500}, []step{
