@@ -22,7 +22,7 @@ import (
 // high, the latency accepted (AnchorBaseline 2·floor, AnchorSLO 0.8·SLO,
 // never above it).
 //
-//	in flight > 2·capacity·high (a rate) → backlog: half what comes back, each tick until it drains
+//	in flight > 2·capacity·high (a rate; before capacity is known, what is sent) → backlog: half what comes back until it drains
 //	refused, more past the SLO than 1% (or than unloaded), latency > high → cut toward mid-window
 //	a cut that left latency where it was → a level shift, or others' queue: measure the floor, then restore
 //	never congested, latency ≤ 1.25·floor → slow start ×2; below 0.9·knee → return ×2 to 0.9·knee
@@ -42,6 +42,9 @@ type controller struct {
 	// from: Little's law holds for the mean, and in a mix of cheap and
 	// dear calls the median is far below it.
 	floorMean float64
+	// guess is set while the floor is the first round's median, until the
+	// first epoch replaces it.
+	guess bool
 	// tailOver of tailN answers of epochs without a queue (median at most
 	// a quarter above the floor) were past the SLO: the resource's own
 	// tail, which no limit cures (a route dearer than the SLO).
@@ -332,7 +335,7 @@ func (c *controller) step(in tick) float64 {
 // decide closes the round when it holds enough evidence and applies the law.
 func (c *controller) decide(in tick) decision {
 	r := &c.round
-	if c.backlogged() && uses("backlog") {
+	if c.backlogged(in) && uses("backlog") {
 		// More is in flight than twice what the window holds at capacity:
 		// the resource is past its cliff, and may answer nothing at all.
 		// Send less than comes back until the backlog drains (BBR's
@@ -399,15 +402,29 @@ func (c *controller) decide(in tick) decision {
 // backlogged reports whether a rate limit keeps more calls in flight than
 // twice what the window holds at capacity (capacity × high, scaled to the
 // mean latency, Little's law): a queue that grows past the resource's cliff.
-func (c *controller) backlogged() bool {
-	if !c.s.rate || c.floor == 0 || c.capacity() == 0 {
+// Before an epoch has measured the capacity, the rate is what is being sent:
+// a slow start that doubled past a cliff sees no answer for seconds, and
+// only its calls in flight say so.
+func (c *controller) backlogged(in tick) bool {
+	if !c.s.rate || c.floor == 0 {
+		return false
+	}
+	rate := c.capacity()
+	if rate == 0 && uses("backlog-sent") {
+		// Before the first epoch: what is being sent. Calls in flight
+		// divided by the rate they were sent at is how long they have
+		// been out (Little's law), answered or not: a resource that
+		// stopped answering shows here before any answer does.
+		rate = in.admitted
+	}
+	if rate == 0 {
 		return false
 	}
 	held := c.high()
 	if uses("backlog-mean") && c.floorMean > 0 {
 		held *= c.floorMean / c.floor // Little's law holds for the mean
 	}
-	return c.inflight > backlogShare*c.capacity()*held/float64(time.Second)+probeCalls
+	return c.inflight > backlogShare*rate*held/float64(time.Second)+probeCalls
 }
 
 // probeStep is one probe's step: probeShare of the ceiling, and for a count
@@ -514,9 +531,14 @@ func (c *controller) law(e evidence) decision {
 	slo := c.sloBreach(e)
 	if c.floor == 0 && e.n >= roundSamples {
 		c.floor, c.floorMean = e.latency, e.mean // a first guess, until an epoch is complete
+		c.guess = true
 	}
 	if ep := &c.epoch; ep.hist.n >= epochSamples {
-		if m := float64(ep.hist.median()); m < c.floor {
+		if m := float64(ep.hist.median()); m < c.floor || c.guess && uses("first-epoch") {
+			// A round of eight is no floor: in a mix of routes its
+			// median is whichever route happened to fill it. The first
+			// epoch replaces the guess either way.
+			c.guess = false
 			c.floor, c.floorMean = m, float64(ep.hist.mean()) // lower is trustworthy at once
 		}
 		if m := float64(ep.hist.median()); m <= queueOnset*c.floor {

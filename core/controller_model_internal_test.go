@@ -112,8 +112,24 @@ func TestModelStepTable(t *testing.T) {
 			// 100 sent, 10 back: 90 in flight, past 2 × 500/s × 40 ms.
 			{samples(10, 20*ms), 0, true, 10, 1000, 50, decBacklog},
 		}},
+		{"before an epoch has measured the capacity, the backlog is read against what is sent", Config{MaxRate: 1000, InitialRate: 500, MinRate: 5}, []step{
+			// A first round: 20 ms, a guess at the floor; no capacity yet.
+			{samples(10, 20*ms), 0, true, 50, 500, 1000, decSlowStart},
+			// 100 sent, nothing back: 100 in flight, past 2 × 1000/s × 40 ms
+			// (calls out twice as long as the window).
+			{samples(0, 0), 0, true, 0, 1000, 5, decBacklog},
+		}},
+		{"the first epoch replaces the first round's guess at the floor, up or down", Config{MaxRate: 1000, InitialRate: 100}, []step{
+			// Eight cheap calls fill the first round: a guess of 1 ms.
+			{samples(8, 1*ms), 0, true, 10, 100, 200, decSlowStart},
+			// The epoch is mostly 20 ms calls: its median is the floor,
+			// and 20 ms is no queue (against the guess it was 20 times
+			// the floor, and would have been cut).
+			{samples(60, 20*ms), 0, true, 20, 200, 400, decSlowStart},
+		}},
 		{"a probe that gets more through stays and doubles the next; one that does not is undone, and the next goes down", Config{MaxRate: 10000, InitialRate: 1000}, []step{
-			{samples(10, 20*ms), 0, true, 100, 1000, 2000, decSlowStart},
+			// An epoch's worth of answers at 20 ms: the floor.
+			{samples(64, 20*ms), 0, true, 100, 1000, 2000, decSlowStart},
 			{late, 0, true, 100, 1000, 2000, decSettle},
 			// 26 ms ends slow start (a quarter above the floor), below mid:
 			// one step up of 1% of the ceiling.
