@@ -299,6 +299,15 @@ func (c *controller) knee() float64 {
 	return c.capacity() * c.floorMean / float64(time.Second)
 }
 
+// carries is the limit that carries a throughput (per second): the
+// throughput itself for a rate, × the floor's mean latency in flight.
+func (c *controller) carries(x float64) float64 {
+	if c.s.rate {
+		return x
+	}
+	return x * c.floorMean / float64(time.Second)
+}
+
 // step takes one tick and returns the new limit.
 func (c *controller) step(in tick) float64 {
 	r := &c.round
@@ -745,6 +754,13 @@ func (c *controller) law(e evidence) decision {
 		// probing gain of 1.25): a resource that thrashes past its knee
 		// must not be hit with twice what it held a round ago.
 		step = math.Max(step, math.Min(2*c.lastStep, probeGain*c.limit))
+		if k := math.Max(c.knee(), c.carries(e.delivered)); uses("double-knee") && k > 0 && c.limit+step > k {
+			// ...and not past the most that got through lately: a
+			// processor-sharing server shows no latency before its
+			// cliff, and thrashes for seconds past it. Beyond the knee
+			// the probe is one step.
+			step = math.Max(c.probeStep(), k-c.limit)
+		}
 	}
 	c.lastStep = step
 	c.limit += step

@@ -127,20 +127,27 @@ func TestModelStepTable(t *testing.T) {
 			// the floor, and would have been cut).
 			{samples(60, 20*ms), 0, true, 20, 200, 400, decSlowStart},
 		}},
-		{"a probe that gets more through stays and doubles the next; one that does not is undone, and the next goes down", Config{MaxRate: 10000, InitialRate: 1000}, []step{
-			// An epoch's worth of answers at 20 ms: the floor.
-			{samples(64, 20*ms), 0, true, 100, 1000, 2000, decSlowStart},
-			{late, 0, true, 100, 1000, 2000, decSettle},
-			// 26 ms ends slow start (a quarter above the floor), below mid:
-			// one step up of 1% of the ceiling.
-			{samples(10, 26*ms), 0, true, 200, 2000, 2100, decProbe},
-			{samples(10, 26*ms), 0, true, 200, 2000, 2100, decSettle},
-			// 2100 came back: paid, and the next step is twice as big.
-			{samples(10, 26*ms), 0, true, 210, 2100, 2300, decProbe},
-			{samples(10, 26*ms), 0, true, 210, 2300, 2300, decSettle},
-			{samples(10, 26*ms), 0, true, 210, 2300, 2100, decKnee}, // still 2100: undone
-			{samples(10, 26*ms), 0, true, 210, 2100, 2100, decSettle},
-			{samples(10, 26*ms), 0, true, 210, 2100, 2000, decTrim}, // past the queue's onset: down
+		{"a probe that gets more through stays and doubles the next, up to the most that got through; one that does not is undone, and the next goes down", Config{MaxRate: 10000, InitialRate: 1000}, []step{
+			// An epoch's worth of answers at 20 ms: the floor; 3000/s got
+			// through.
+			{samples(64, 20*ms), 0, true, 300, 1000, 2000, decSlowStart},
+			{late, 0, true, 300, 2000, 2000, decSettle},
+			// 26 ms ends slow start (a quarter above the floor): back to
+			// 0.9 of the knee.
+			{samples(10, 26*ms), 0, true, 200, 2000, 2700, decReturn},
+			{samples(10, 26*ms), 0, true, 270, 2700, 2700, decSettle},
+			// Below mid: one step up of 1% of the ceiling.
+			{samples(10, 26*ms), 0, true, 270, 2700, 2800, decProbe},
+			{samples(10, 26*ms), 0, true, 280, 2800, 2800, decSettle},
+			// 2800 came back: paid, and the next step is twice as big...
+			{samples(10, 26*ms), 0, true, 280, 2800, 3000, decProbe},
+			{samples(10, 26*ms), 0, true, 300, 3000, 3000, decSettle},
+			// ...but not past the most that got through (3000): one step.
+			{samples(10, 26*ms), 0, true, 300, 3000, 3100, decProbe},
+			{samples(10, 26*ms), 0, true, 300, 3100, 3100, decSettle},
+			{samples(10, 26*ms), 0, true, 300, 3100, 3000, decKnee}, // still 3000: undone
+			{samples(10, 26*ms), 0, true, 300, 3000, 3000, decSettle},
+			{samples(10, 26*ms), 0, true, 300, 3000, 2900, decTrim}, // past the queue's onset: down
 		}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
