@@ -543,10 +543,14 @@ func (c *controller) law(e evidence) decision {
 		c.guess = true
 	}
 	if ep := &c.epoch; ep.hist.n >= epochSamples {
-		if m := float64(ep.hist.median()); m < c.floor || c.guess && uses("first-epoch") {
+		if m := float64(ep.hist.median()); m < c.floor || c.guess && uses("first-epoch") && (c.s.slo == 0 || m <= sloShare*float64(c.s.slo)) {
 			// A round of eight is no floor: in a mix of routes its
-			// median is whichever route happened to fill it. The first
-			// epoch replaces the guess either way.
+			// median is whichever route happened to fill it, and the
+			// first answers back are the fastest. The first epoch
+			// replaces the guess, up or down, unless it is past what
+			// the SLO allows the window: then it was gathered past the
+			// knee (a cold burst), and the first congestion's floor
+			// probe measures it instead.
 			c.guess = false
 			c.floor, c.floorMean = m, float64(ep.hist.mean()) // lower is trustworthy at once
 		}

@@ -185,3 +185,26 @@ func TestModelProbeMovesASlot(t *testing.T) {
 		t.Fatalf("limit %v (%v); want 2 (probe)", got, c.view.decision)
 	}
 }
+
+// The first round's median is only a guess at the floor: the first epoch
+// replaces it, up or down, unless the epoch's median is past what the SLO
+// allows the window (0.8 × SLO): then the epoch was gathered past the knee.
+func TestModelFirstEpochReplacesTheGuess(t *testing.T) {
+	const ms = time.Millisecond
+	for _, tc := range []struct {
+		name             string
+		epoch, wantFloor time.Duration
+	}{
+		{"an epoch slower than the guess, inside the SLO", 20 * ms, 20 * ms},
+		{"an epoch past 0.8 × SLO", 90 * ms, 1 * ms},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			c := newController(settingsFor(t, Config{MaxRate: 1000, InitialRate: 100, SLOTarget: 100 * ms}))
+			c.step(tick{hist: samples(8, 1*ms), saturated: true, dt: DefaultTickInterval, completions: 10, admitted: 100})
+			c.step(tick{hist: samples(60, tc.epoch), saturated: true, dt: DefaultTickInterval, completions: 20, admitted: 200})
+			if got := time.Duration(c.floor); math.Abs(float64(got-tc.wantFloor)) > 0.05*float64(tc.wantFloor) {
+				t.Errorf("floor %v; want about %v", got, tc.wantFloor)
+			}
+		})
+	}
+}
