@@ -148,6 +148,21 @@ func TestModelStepTable(t *testing.T) {
 			{samples(10, 26*ms), 0, true, 300, 3100, 3000, decKnee}, // still 3000: undone
 			{samples(10, 26*ms), 0, true, 300, 3000, 3000, decSettle},
 			{samples(10, 26*ms), 0, true, 300, 3000, 2900, decTrim}, // past the queue's onset: down
+			{samples(10, 26*ms), 0, true, 290, 2900, 2900, decSettle},
+			// The step down cost all of its share: undone.
+			{samples(10, 26*ms), 0, true, 290, 2900, 3000, decFull},
+		}},
+		{"a round of fewer than eight answers gathers, once growth is no longer known to be safe", Config{MaxRate: 10000, InitialRate: 500}, []step{
+			{samples(64, 20*ms), 0, true, 50, 500, 1000, decSlowStart},
+			{late, 0, true, 100, 1000, 1000, decSettle},
+			{samples(10, 60*ms), 0, true, 100, 1000, 1000 * towardMid(60*ms), decQueue},
+			{samples(3, 20*ms), 0, true, 50, 500, 1000 * towardMid(60*ms), decSettle},
+			// Answers sent after the cut, but three: no round yet.
+			{samples(3, 20*ms), 0, true, 50, 500, 1000 * towardMid(60*ms), decGather},
+		}},
+		{"at the ceiling there is nothing above to probe", Config{MaxRate: 1000, InitialRate: 1000}, []step{
+			{samples(64, 20*ms), 0, true, 100, 1000, 1000, decSlowStart},
+			{samples(10, 26*ms), 0, true, 100, 1000, 1000, decCeiling},
 		}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
