@@ -19,8 +19,8 @@ import (
 // answers, measured again at a quarter of the load when in doubt); capacity,
 // the most that got through lately; the knee that carries it (a rate:
 // capacity; in flight: capacity × the floor's mean latency, Little's law);
-// high, the latency accepted (AnchorBaseline 2·floor, AnchorSLO 0.8·SLO,
-// never above it).
+// high, the latency accepted (AnchorBaseline 2·floor or the wait of 3 calls
+// queued, if more; AnchorSLO 0.8·SLO; never above that).
 //
 //	in flight > 2·capacity·high (a rate; before capacity is known, what is sent) → backlog: half what comes back until it drains
 //	refused, more past the SLO than 1% (or than unloaded), latency > high → cut toward mid-window
@@ -238,6 +238,9 @@ const (
 	// trip and is below the knee of a service first met with a burst of
 	// twice its knee.
 	floorProbeShare = 0.25
+	// queueCalls is the queue, in calls, AnchorBaseline always accepts
+	// (Vegas' alpha: TCP Vegas keeps two to four packets queued).
+	queueCalls = 3.0
 )
 
 // initialLimit is a semaphore's starting limit when InitialLimit is zero:
@@ -268,8 +271,18 @@ func (c *controller) high() float64 {
 	if c.floor == 0 {
 		return h // nothing to build on yet but the SLO, if any
 	}
-	if c.s.anchor == AnchorBaseline && (h == 0 || baselineWindow*c.floor < h) {
-		h = baselineWindow * c.floor
+	if c.s.anchor == AnchorBaseline {
+		w := baselineWindow * c.floor
+		if x := c.capacity(); x > 0 && uses("queue-calls") {
+			// ...or a queue of queueCalls calls, if that is more: the
+			// wait they add is queueCalls / capacity (Little's law). A
+			// server of one or two workers needs a few calls waiting to
+			// stay busy, and twice its unloaded latency allows one.
+			w = math.Max(w, c.floor+queueCalls/x*float64(time.Second))
+		}
+		if h == 0 || w < h {
+			h = w
+		}
 	}
 	// A floor near the SLO leaves the window no room: a queue still shows
 	// at its onset, and the p99 guard still protects the SLO.

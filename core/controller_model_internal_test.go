@@ -223,3 +223,29 @@ func TestModelFirstEpochReplacesTheGuess(t *testing.T) {
 		})
 	}
 }
+
+// AnchorBaseline's window is twice the floor, or the wait of queueCalls
+// calls queued at the capacity (Little's law), whichever is more: a server
+// of one worker needs a few calls waiting to stay busy. The SLO caps both.
+func TestModelWindowHoldsAFewCalls(t *testing.T) {
+	const ms = time.Millisecond
+	for _, tc := range []struct {
+		name     string
+		slo      time.Duration
+		floor    time.Duration
+		capacity float64 // per second
+		want     time.Duration
+	}{
+		{"one worker: 3 calls at 10/s wait 300 ms", 0, 100 * ms, 10, 400 * ms},
+		{"many workers: twice the floor is more", 0, 100 * ms, 1000, 200 * ms},
+		{"the SLO caps it", time.Second, 100 * ms, 2, 800 * ms},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			c := newController(settingsFor(t, Config{MaxRate: 1000, SLOTarget: tc.slo}))
+			c.floor, c.got[0] = float64(tc.floor), tc.capacity
+			if got := time.Duration(c.high()); got < tc.want*99/100 || got > tc.want*101/100 {
+				t.Errorf("high %v; want %v", got, tc.want)
+			}
+		})
+	}
+}
