@@ -26,7 +26,7 @@ import (
 //	refused, more past the SLO than 1% (or than unloaded), latency > high → cut toward mid-window
 //	a cut that left latency where it was → a level shift, or others' queue: measure the floor, then restore
 //	never congested, latency ≤ 1.25·floor → slow start ×2; below 0.9·knee → return ×2 to 0.9·knee
-//	else one step of 1% of the ceiling: up below mid-window, down past 1.25·floor; kept if it paid
+//	else one step of 1% of the ceiling toward mid-window; kept if it paid
 type controller struct {
 	s     settings
 	limit float64
@@ -82,14 +82,11 @@ type controller struct {
 		from, latency float64 // the limit before, and the latency there
 	}
 	// probe is the last probe, kept until the round after it says whether
-	// what got through paid for it; down is the way the next one goes where
-	// either way is allowed (set when a probe up did not pay, cleared when
-	// one down did not).
+	// what got through paid for it; down says it was a step down.
 	probe struct {
 		pending, down bool
 		from, at      float64 // the limit before it, and what got through then
 	}
-	down bool
 	// lastStep is the last probe up's step.
 	lastStep float64
 
@@ -714,10 +711,10 @@ func (c *controller) law(e evidence) decision {
 		judged := math.Abs(c.limit/c.probe.from-1)*e.delivered*e.dt.Seconds() >= probeCalls
 		switch {
 		case c.probe.down && (!judged || e.delivered < paid):
-			c.limit, c.down = c.probe.from, false
+			c.limit = c.probe.from
 			return decFull
 		case !c.probe.down && judged && e.delivered < paid:
-			c.limit, c.down = c.probe.from, true
+			c.limit = c.probe.from
 			return decKnee
 		case !c.probe.down && judged:
 			paying = true
@@ -748,16 +745,15 @@ func (c *controller) law(e evidence) decision {
 		return decReturn
 	}
 	c.cold = false
-	if c.limit >= c.s.max {
+	// One step toward the window's middle: up while latency is in its
+	// lower half, down in its upper half; the judge above keeps only the
+	// steps that paid, so the probe climbs what gets through.
+	down := e.latency > mid
+	if !down && c.limit >= c.s.max {
 		return decCeiling
 	}
-	// One step, up while latency is in the window's lower half, down while
-	// a queue shows, and in between the way the last probe paid: the probe
-	// climbs what gets through.
-	up, down := e.latency <= mid, e.latency > queueOnset*c.floor
-	c.probe.pending, c.probe.from, c.probe.at = true, c.limit, e.delivered
-	c.probe.down = down && (!up || c.down)
-	if c.probe.down {
+	c.probe.pending, c.probe.from, c.probe.at, c.probe.down = true, c.limit, e.delivered, down
+	if down {
 		c.limit -= c.probeStep()
 		return decTrim
 	}

@@ -127,7 +127,7 @@ func TestModelStepTable(t *testing.T) {
 			// the floor, and would have been cut).
 			{samples(60, 20*ms), 0, true, 20, 200, 400, decSlowStart},
 		}},
-		{"a probe that gets more through stays and doubles the next, up to the most that got through; one that does not is undone, and the next goes down", Config{MaxRate: 10000, InitialRate: 1000}, []step{
+		{"a probe that gets more through stays and doubles the next, up to the most that got through; one that does not is undone; in the window's upper half the step goes down", Config{MaxRate: 10000, InitialRate: 1000}, []step{
 			// An epoch's worth of answers at 20 ms: the floor; 3000/s got
 			// through.
 			{samples(64, 20*ms), 0, true, 300, 1000, 2000, decSlowStart},
@@ -146,11 +146,12 @@ func TestModelStepTable(t *testing.T) {
 			{samples(10, 26*ms), 0, true, 300, 3000, 3100, decProbe},
 			{samples(10, 26*ms), 0, true, 300, 3100, 3100, decSettle},
 			{samples(10, 26*ms), 0, true, 300, 3100, 3000, decKnee}, // still 3000: undone
-			{samples(10, 26*ms), 0, true, 300, 3000, 3000, decSettle},
-			{samples(10, 26*ms), 0, true, 300, 3000, 2900, decTrim}, // past the queue's onset: down
-			{samples(10, 26*ms), 0, true, 290, 2900, 2900, decSettle},
+			{samples(10, 35*ms), 0, true, 300, 3000, 3000, decSettle},
+			// 35 ms is in the window's upper half (above 30): down.
+			{samples(10, 35*ms), 0, true, 300, 3000, 2900, decTrim},
+			{samples(10, 35*ms), 0, true, 290, 2900, 2900, decSettle},
 			// The step down cost all of its share: undone.
-			{samples(10, 26*ms), 0, true, 290, 2900, 3000, decFull},
+			{samples(10, 35*ms), 0, true, 290, 2900, 3000, decFull},
 		}},
 		{"a round of fewer than eight answers gathers, once growth is no longer known to be safe", Config{MaxRate: 10000, InitialRate: 500}, []step{
 			{samples(64, 20*ms), 0, true, 50, 500, 1000, decSlowStart},
