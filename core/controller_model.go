@@ -26,7 +26,7 @@ import (
 //	refused, more past the SLO than 1% (or than unloaded), latency > high → cut toward mid-window
 //	a cut that left latency where it was → a level shift, or others' queue: measure the floor, then restore
 //	never congested, latency ≤ 1.25·floor → slow start ×2; below 0.9·knee → return ×2 to 0.9·knee
-//	else one step of 1% of the ceiling toward mid-window; kept if it paid
+//	else one step of 1% of the ceiling toward mid-window; kept if it paid (small steps judged together)
 type controller struct {
 	s     settings
 	limit float64
@@ -85,10 +85,17 @@ type controller struct {
 	// what got through paid for it; down says it was a step down.
 	probe struct {
 		pending, down bool
-		from, at      float64 // the limit before it, and what got through then
+		// carry says the last step up was too small to judge: the next
+		// one is judged with it, from where it began.
+		carry    bool
+		from, at float64 // the limit before it, and what got through then
 	}
 	// lastStep is the last probe up's step.
 	lastStep float64
+	// most is the most that got through in an epoch, decaying by mostDecay
+	// an epoch: unlike capacity it survives a capacity drop, so a doubling
+	// probe may climb back to it when the capacity returns.
+	most float64
 
 	view view
 }
@@ -238,6 +245,9 @@ const (
 	// queueCalls is the queue, in calls, AnchorBaseline always accepts
 	// (Vegas' alpha: TCP Vegas keeps two to four packets queued).
 	queueCalls = 3.0
+	// mostDecay halves the memory of the most that got through in about
+	// 35 epochs.
+	mostDecay = 0.98
 )
 
 // initialLimit is a semaphore's starting limit when InitialLimit is zero:
@@ -572,6 +582,7 @@ func (c *controller) law(e evidence) decision {
 			}
 		}
 		c.got[c.gotI] = ep.completions / ep.dt.Seconds()
+		c.most = math.Max(c.most*mostDecay, c.got[c.gotI])
 		c.gotI = (c.gotI + 1) % capacityEpochs
 		*ep = epoch{}
 	}
@@ -718,6 +729,14 @@ func (c *controller) law(e evidence) decision {
 			return decKnee
 		case !c.probe.down && judged:
 			paying = true
+		case !c.probe.down && uses("carry"):
+			// Too small to judge alone: the next step up adds to it,
+			// and the two are judged together from where this began
+			// (at tens of calls a second a step of 1% of the ceiling is
+			// worth under a call a round, so no probe ever paid, none
+			// doubled, and a capacity that came back was climbed at a
+			// step a round).
+			c.probe.carry = true
 		}
 	}
 	c.probe.pending = false
@@ -752,7 +771,11 @@ func (c *controller) law(e evidence) decision {
 	if !down && c.limit >= c.s.max {
 		return decCeiling
 	}
-	c.probe.pending, c.probe.from, c.probe.at, c.probe.down = true, c.limit, e.delivered, down
+	carried := c.probe.carry && !down
+	if !carried {
+		c.probe.from, c.probe.at = c.limit, e.delivered
+	}
+	c.probe.pending, c.probe.down, c.probe.carry = true, down, false
 	if down {
 		c.limit -= c.probeStep()
 		return decTrim
@@ -767,13 +790,21 @@ func (c *controller) law(e evidence) decision {
 		// probing gain of 1.25): a resource that thrashes past its knee
 		// must not be hit with twice what it held a round ago.
 		step = math.Max(step, math.Min(2*c.lastStep, probeGain*c.limit))
-		if k := math.Max(c.knee(), c.carries(e.delivered)); uses("double-knee") && k > 0 && c.limit+step > k {
-			// ...and not past the most that got through lately: a
-			// processor-sharing server shows no latency before its
-			// cliff, and thrashes for seconds past it. Beyond the knee
-			// the probe is one step.
+		k := math.Max(c.knee(), c.carries(e.delivered))
+		if uses("most") {
+			k = math.Max(k, c.carries(c.most))
+		}
+		if uses("double-knee") && k > 0 && c.limit+step > k {
+			// ...and not past the most that got through lately, or
+			// that ever did (decaying: after a capacity drop reset the
+			// filter, a capacity that comes back is climbed by doubling
+			// again): a processor-sharing server shows no latency
+			// before its cliff, and thrashes for seconds past it. Beyond
+			// that the probe is one step.
 			step = math.Max(c.probeStep(), k-c.limit)
 		}
+	} else if carried {
+		step = math.Max(step, c.lastStep) // still unjudged: the same step again
 	}
 	c.lastStep = step
 	c.limit += step

@@ -153,6 +153,19 @@ func TestModelStepTable(t *testing.T) {
 			// The step down cost all of its share: undone.
 			{samples(10, 35*ms), 0, true, 290, 2900, 3000, decFull},
 		}},
+		{"a step too small to judge is judged with the next, from where the first began", Config{MaxRate: 1000, InitialRate: 100}, []step{
+			{samples(64, 20*ms), 0, true, 10, 100, 200, decSlowStart},
+			{late, 0, true, 20, 200, 200, decSettle},
+			{samples(10, 26*ms), 0, true, 20, 200, 210, decProbe},
+			{samples(10, 26*ms), 0, true, 20, 210, 210, decSettle},
+			// 10/s more for a tenth of a second is one call: no judge;
+			// the next step adds to it.
+			{samples(10, 26*ms), 0, true, 20, 210, 220, decProbe},
+			{samples(10, 26*ms), 0, true, 20, 220, 220, decSettle},
+			// 200 → 220 is worth two calls, and nothing more came back:
+			// both steps undone.
+			{samples(10, 26*ms), 0, true, 20, 220, 200, decKnee},
+		}},
 		{"a round of fewer than eight answers gathers, once growth is no longer known to be safe", Config{MaxRate: 10000, InitialRate: 500}, []step{
 			{samples(64, 20*ms), 0, true, 50, 500, 1000, decSlowStart},
 			{late, 0, true, 100, 1000, 1000, decSettle},
@@ -248,5 +261,20 @@ func TestModelWindowHoldsAFewCalls(t *testing.T) {
 				t.Errorf("high %v; want %v", got, tc.want)
 			}
 		})
+	}
+}
+
+// A paying probe doubles up to the most that got through lately, or to the
+// most that ever did (decaying): after a capacity drop reset the capacity
+// filter, a capacity that came back is climbed by doubling steps again.
+func TestModelDoublingClimbsBackToTheMostThatGotThrough(t *testing.T) {
+	const ms = time.Millisecond
+	c := newController(settingsFor(t, Config{MaxRate: 1000}))
+	c.floor, c.floorMean, c.cold, c.limit, c.lastStep = float64(20*ms), float64(20*ms), false, 300, 50
+	c.got[0], c.most = 300, 1000 // the filter after a drop; what got through before it
+	c.probe.pending, c.probe.from, c.probe.at = true, 250, 250
+	e := evidence{latency: float64(21 * ms), p99: float64(21 * ms), n: 10, saturated: true, delivered: 300, sent: 300, dt: 100 * ms, ticks: 1}
+	if dec := c.law(e); dec != decProbe || c.limit != 375 {
+		t.Errorf("%v to %.0f; want a probe to 375 (twice the last step of 50, a quarter of the limit at most)", dec, c.limit)
 	}
 }
