@@ -185,7 +185,8 @@ const (
 	sloShare = 0.8
 	// queueOnset is where a queue shows: latency a quarter above the floor.
 	// Slow start ends there, before the queue the next doubling would build
-	// (HyStart), and a probe down is worth trying only past it.
+	// (HyStart); an epoch no slower counts toward the resource's own tail;
+	// and the window is never narrower.
 	queueOnset = 1.25
 	// minCut and maxCut bound one cut: at least 10% (a cut that changes
 	// nothing measurable is no experiment), at most half (TCP's decrease).
