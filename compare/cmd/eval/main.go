@@ -26,6 +26,13 @@
 //
 //	go run -tags agilelimiter_model,agilelimiter_ablate ./compare/cmd/eval -set training -sweeps /tmp/sweeps.json -ablate backlog,shift
 //
+// -trace runs one scenario (a named one, or out-N / in-N for the scenario
+// seed N draws) with the project's limiter alone and prints what its
+// controller read, held and decided at every tick, then the run's figures:
+// the way to see why a scenario of the evaluation misses its goal.
+//
+//	go run -tags agilelimiter_model ./compare/cmd/eval -trace out-9
+//
 // The simulator runs inside testing/synctest bubbles, which exist only under
 // a *testing.T, so the evaluation runs as the single test of a testing.Main,
 // its runs as parallel subtests (GOMAXPROCS at once).
@@ -40,6 +47,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/agilelimiter/agilelimiter/compare/eval"
@@ -53,6 +61,7 @@ func main() {
 	verbose := flag.Bool("v", false, "print every scenario's figures")
 	only := flag.String("arms", "", "comma-separated arms to run, e.g. agile,agile-slo (empty: all); the oracle always runs")
 	ablate := flag.String("ablate", "", "comma-separated rules of the model law to turn off one at a time (a+b: both at once), with the figures each protects (needs -tags agilelimiter_model,agilelimiter_ablate)")
+	trace := flag.String("trace", "", "run one scenario (a named one, out-N or in-N) with the agile arm alone and print its controller's every tick")
 	cache := flag.String("sweeps", "", "JSON file to take the oracle's sweeps from and add new ones to (empty: none): the sweeps do not depend on the limiter, so tuning runs reuse them")
 	flag.Parse()
 
@@ -81,8 +90,26 @@ func main() {
 		os.Exit(2)
 	}
 
+	var traced eval.Scenario
+	if *trace != "" {
+		sc, err := eval.ScenarioByName(*trace)
+		if err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			os.Exit(2)
+		}
+		traced = sc
+	}
+
 	testing.Main(func(string, string) (bool, error) { return true, nil },
 		[]testing.InternalTest{{Name: "Eval", F: func(t *testing.T) {
+			if *trace != "" {
+				synctest.Test(t, func(*testing.T) {
+					r := eval.TraceTicks(os.Stdout, &traced)
+					fmt.Printf("sent %d, good %d (%.1f/s), inside %.1f%%, p99 %v, timed out %d, refused %d\n",
+						r.Sent, r.Good, r.Goodput, 100*r.Inside, r.P99.Round(time.Millisecond), r.TimedOut, r.Refused)
+				})
+				return
+			}
 			if len(rules) > 0 {
 				if err := runAblation(t, sets, rules, *cache, *n); err != nil {
 					t.Fatal(err)

@@ -1,0 +1,66 @@
+package eval
+
+import (
+	"bytes"
+	"strings"
+	"testing"
+	"testing/synctest"
+	"time"
+)
+
+func TestScenarioByName(t *testing.T) {
+	named := Named()[0]
+	for _, tc := range []struct {
+		name string
+		want Scenario
+	}{
+		{"out-7", Generate(Outbound, 7)},
+		{"in-1003", Generate(Inbound, 1003)},
+		{named.Name, named},
+	} {
+		got, err := ScenarioByName(tc.name)
+		if err != nil || got.Name != tc.want.Name || got.About != tc.want.About {
+			t.Errorf("%s: %q (%v); want %q", tc.name, got.Name, err, tc.want.Name)
+		}
+	}
+	for _, bad := range []string{"", "out-", "out-x", "sideways-3"} {
+		if _, err := ScenarioByName(bad); err == nil {
+			t.Errorf("%q: no error", bad)
+		}
+	}
+}
+
+// A trace has a line per controller tick, and runs the scenario as the
+// evaluation does: the same result.
+func TestTraceTicksWritesEveryTick(t *testing.T) {
+	for _, name := range []string{"out-3", "in-5"} {
+		sc, err := ScenarioByName(name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		sc.Duration = 5 * time.Second
+		var out bytes.Buffer
+		var traced, plain Result
+		synctest.Test(t, func(t *testing.T) { traced = TraceTicks(&out, &sc) })
+		synctest.Test(t, func(t *testing.T) {
+			if sc.Direction == Inbound {
+				plain = RunInbound(&sc, AgileInbound())
+			} else {
+				plain = RunOutbound(&sc, AgileOutbound("agile", 0))
+			}
+		})
+		ticks := 0
+		for _, l := range strings.Split(out.String(), "\n") {
+			if f := strings.Fields(l); len(f) >= 9 && strings.HasSuffix(f[0], "s") && f[0] != "time" {
+				ticks++
+			}
+		}
+		// 5 s of 100 ms ticks, and the run ends when the last call is done.
+		if ticks < 45 || ticks > 80 {
+			t.Errorf("%s: %d tick lines in a 5 s run; want about 50:\n%s", name, ticks, out.String())
+		}
+		if traced.Sent != plain.Sent || traced.Good != plain.Good {
+			t.Errorf("%s: traced run sent %d, good %d; the plain one %d, %d", name, traced.Sent, traced.Good, plain.Sent, plain.Good)
+		}
+	}
+}
