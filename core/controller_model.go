@@ -311,13 +311,10 @@ func (c *controller) capacity() float64 {
 // rate, capacity × the floor's mean latency for a count in flight (Little's
 // law holds for the mean, not the median), 0 if unknown.
 func (c *controller) knee() float64 {
-	if c.s.rate {
-		return c.capacity()
-	}
-	if !uses("knee-mean") {
+	if !c.s.rate && !uses("knee-mean") {
 		return c.capacity() * c.floor / float64(time.Second)
 	}
-	return c.capacity() * c.floorMean / float64(time.Second)
+	return c.carries(c.capacity())
 }
 
 // carries is the limit that carries a throughput (per second): the
