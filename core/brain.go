@@ -159,7 +159,8 @@ func (b *brain) tick(a actuator, now time.Time) {
 			in.delivered, in.admitted = float64(b.snap.n)/dt.Seconds(), 0
 		}
 	}
-	a.apply(b.ctl.step(in))
+	b.ctl.step(in)
+	a.apply(b.ctl.pace(in))
 	b.ticks++
 }
 

@@ -214,6 +214,9 @@ func (c *controller) high() float64 {
 
 // step runs one tick and returns the new limit: what the tick says
 // (observe), what that means (judge), and what to do about it (act).
+// pace is what the actuator gets after step: the limit.
+func (c *controller) pace(tick) float64 { return c.limit }
+
 func (c *controller) step(in tick) float64 {
 	e, ok := c.observe(in)
 	if !ok {

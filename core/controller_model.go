@@ -10,7 +10,8 @@ import (
 // controller is the brain both limiters share: a pure function of its state
 // and one tick's evidence. It knows nothing of clocks, goroutines or
 // actuators; the limiters feed it a drained histogram every TickInterval and
-// push the limit it returns to their bucket or semaphore.
+// push what it paces at (the limit step returns, or less while too much is
+// in flight) to their bucket or semaphore.
 //
 // The law. Ticks gather into rounds: a round trip with roundSamples answers,
 // all sent after the limit last moved. Of each it reads the median latency
@@ -22,6 +23,7 @@ import (
 // high, the latency accepted (AnchorBaseline 2·floor or the wait of 3 calls
 // queued, if more; AnchorSLO 0.8·SLO; never above that).
 //
+//	a rate paces at the limit, but keeps at most 1.5·capacity·high in flight (BBR's cwnd): the limit does not move
 //	in flight > 2·capacity·high (a rate; before capacity is known, what is sent) → backlog: half what comes back until it drains
 //	refused, more past the SLO than 1% (or than unloaded), latency > high → cut toward mid-window
 //	a cut that left latency where it was → a level shift, or others' queue: measure the floor, then restore
@@ -246,6 +248,20 @@ const (
 	// queueCalls is the queue, in calls, AnchorBaseline always accepts
 	// (Vegas' alpha: TCP Vegas keeps two to four packets queued).
 	queueCalls = 3.0
+	// cwndGain is how many times the calls the capacity keeps in flight
+	// at the floor's latency a rate limit may have out (BBR's cwnd_gain).
+	// cwndGain is how many times what the window holds at capacity a rate
+	// limit may keep in flight: the gate stands behind the law and binds
+	// only when latency runs past the window faster than a round can say
+	// so. At 1× (BBR's cwnd gain of two, for AnchorBaseline's window of
+	// twice the floor) it held latency at the window's top, where the law
+	// reads noise as a queue; at 1.25× limiters sharing a resource yielded
+	// to a newcomer in slow start, which then read their queue as its
+	// floor (TestSharedQueueIsNotALevelShift failed in 3 of 6 runs).
+	cwndGain = 1.5
+	// cwndMin is the fewest calls the gate lets out (BBR's minimum cwnd of
+	// four packets): at a few calls a second the window holds less than one.
+	cwndMin = 4.0
 	// mostDecay halves the memory of the most that got through in about
 	// 35 epochs.
 	mostDecay = 0.98
@@ -255,6 +271,7 @@ const (
 // half the ceiling, so a service that just started serves a cold burst of
 // that size at once; the first round trip of answers cuts it to the knee if
 // the service holds less.
+
 func initialLimit(ceiling float64) float64 { return math.Floor(ceiling / 2) }
 
 func newController(s settings) *controller {
@@ -357,6 +374,28 @@ func (c *controller) step(in tick) float64 {
 	c.view.decision = dec
 	c.view.floor, c.view.high = time.Duration(c.floor), time.Duration(c.high())
 	return c.limit
+}
+
+// pace is what the actuator gets after step: the limit, but for a rate no
+// more than keeps the calls the window holds at capacity in flight
+// (capacity × high, scaled to the mean: Little's law; BBR's cwnd beside its
+// pacing rate, whose gain of two is AnchorBaseline's window). A resource
+// that slows down gets fewer calls at once as soon as its answers come back
+// later, a round trip before a round can say so, and a processor-sharing
+// server past its knee, which answers less the more it holds, is never
+// driven into its trap. The limit itself, the law's, does not move.
+func (c *controller) pace(in tick) float64 {
+	if !c.s.rate || !uses("cwnd") || c.floor == 0 || c.floorMean == 0 || in.dt <= 0 {
+		return c.limit
+	}
+	x := c.capacity()
+	if x == 0 {
+		return c.limit
+	}
+	held := c.high() * c.floorMean / c.floor
+	cwnd := math.Max(cwndGain*x*held/float64(time.Second), cwndMin)
+	room := math.Max(cwnd-c.inflight+in.completions, 0)
+	return math.Max(math.Min(c.limit, room/in.dt.Seconds()), c.s.min)
 }
 
 // decide closes the round when it holds enough evidence and applies the law.

@@ -278,3 +278,48 @@ func TestModelDoublingClimbsBackToTheMostThatGotThrough(t *testing.T) {
 		t.Errorf("%v to %.0f; want a probe to 375 (twice the last step of 50, a quarter of the limit at most)", dec, c.limit)
 	}
 }
+
+// A rate limit paces at its limit while the calls in flight stay within
+// cwndGain × what the window holds at capacity (capacity × high, scaled to
+// the floor's mean: Little's law). Past it, it sends only what keeps them
+// there, down to MinRate when nothing came back, and its limit, the law's,
+// does not move. A semaphore's limit is already a count in flight.
+func TestModelPaceHoldsInFlightToTheWindow(t *testing.T) {
+	const ms = time.Millisecond
+	// floor 20 ms (mean 30 ms), capacity 500/s: the window (40 ms) holds
+	// 500 × 40 ms × 30/20 = 30 calls at capacity, and the gate 45.
+	const cwnd = 45.0
+	for _, tc := range []struct {
+		name           string
+		inflight, done float64 // calls out before the tick, and back in it
+		want           float64
+	}{
+		{"within the gate: the limit", 5, 50, 800},
+		{"at it: what comes back in a tick", cwnd, 30, 300},
+		{"past it by what came back: nothing but MinRate", cwnd + 30, 30, 1},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			c := newController(settingsFor(t, Config{MinRate: 1, MaxRate: 1000}))
+			c.floor, c.floorMean, c.limit, c.got[0] = float64(20*ms), float64(30*ms), 800, 500
+			c.inflight = tc.inflight
+			in := tick{hist: samples(0, 0), dt: 100 * ms, completions: tc.done}
+			if got := c.pace(in); math.Abs(got-tc.want) > 1e-6 {
+				t.Errorf("pace %.2f; want %.2f", got, tc.want)
+			}
+			if c.limit != 800 {
+				t.Errorf("limit moved to %.0f; the gate must leave it", c.limit)
+			}
+		})
+	}
+	t.Run("a semaphore is not gated", func(t *testing.T) {
+		s, err := ConcurrencyConfig{MaxLimit: 100, InitialLimit: 50}.settings()
+		if err != nil {
+			t.Fatal(err)
+		}
+		c := newController(s)
+		c.floor, c.floorMean, c.got[0], c.inflight = float64(20*ms), float64(30*ms), 500, 1000
+		if got := c.pace(tick{hist: samples(0, 0), dt: 100 * ms}); got != 50 {
+			t.Errorf("pace %.2f; want the limit, 50", got)
+		}
+	})
+}

@@ -44,14 +44,14 @@ func TraceTicks(w io.Writer, sc *Scenario) Result {
 		return RunInbound(sc, InboundArm{Name: "agile", New: func(sc *Scenario) Admitter {
 			l := agilelimiter.NewConcurrency(agilelimiter.ConcurrencyConfig{MaxLimit: sc.MaxLimit, SLOTarget: sc.SLO})
 			l.Start()
-			t.start(l.Stats, "peak")
+			t.start(l.Stats, "peak", nil)
 			return tracedAdmitter{agileAdmitter{l}, t}
 		}})
 	}
 	return RunOutbound(sc, OutboundArm{Name: "agile", New: func(sc *Scenario) Pacer {
 		l := agilelimiter.New(agilelimiter.Config{MaxRate: sc.MaxRate, SLOTarget: sc.SLO})
 		l.Start()
-		t.start(l.Stats, "wait")
+		t.start(l.Stats, "wait", l.Rate)
 		return tracedPacer{agilePacer{l}, t}
 	}})
 }
@@ -64,10 +64,12 @@ type tracer struct {
 	done chan struct{}
 }
 
-func (t *tracer) start(stats func() agilelimiter.Stats, gauge string) {
+// rate, when not nil, is what a rate limit paces at now: the limit, or less
+// while too many calls are in flight.
+func (t *tracer) start(stats func() agilelimiter.Stats, gauge string, rate func() float64) {
 	t.quit, t.done = make(chan struct{}), make(chan struct{})
 	begin := time.Now()
-	fmt.Fprintf(t.w, "%7s %8s %5s %9s %9s %9s %9s %4s %s\n", "time", "limit", gauge, "p50", "p99", "floor", "high", "n", "decision")
+	fmt.Fprintf(t.w, "%7s %8s %8s %5s %9s %9s %9s %9s %4s %s\n", "time", "limit", "paced", gauge, "p50", "p99", "floor", "high", "n", "decision")
 	go func() {
 		defer close(t.done)
 		var last uint64
@@ -91,7 +93,11 @@ func (t *tracer) start(stats func() agilelimiter.Stats, gauge string) {
 				g = st.PeakInFlight
 			}
 			r := func(d time.Duration) time.Duration { return d.Round(100 * time.Microsecond) }
-			fmt.Fprintf(t.w, "%6.2fs %8.1f %5d %9v %9v %9v %9v %4d %s\n", time.Since(begin).Seconds(), st.Limit, g,
+			paced := st.Limit
+			if rate != nil {
+				paced = rate()
+			}
+			fmt.Fprintf(t.w, "%6.2fs %8.1f %8.1f %5d %9v %9v %9v %9v %4d %s\n", time.Since(begin).Seconds(), st.Limit, paced, g,
 				r(st.P50), r(st.P99), r(st.Baseline), r(st.High), st.Samples, st.Decision)
 		}
 	}()

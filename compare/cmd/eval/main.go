@@ -55,7 +55,7 @@ import (
 
 func main() {
 	testing.Init()
-	set := flag.String("set", "validation", "seed set: training, validation or all")
+	set := flag.String("set", "validation", "seed set: training, development (three times training's seeds, also tuned on), validation or all (training and validation)")
 	n := flag.Int("n", 0, "keep the first n scenarios of each direction (0: all)")
 	out := flag.String("out", filepath.Join("docs", "compare"), "directory to write eval.md to (empty: none)")
 	verbose := flag.Bool("v", false, "print every scenario's figures")
