@@ -212,11 +212,11 @@ func (c *controller) high() float64 {
 	return h
 }
 
-// step runs one tick and returns the new limit: what the tick says
-// (observe), what that means (judge), and what to do about it (act).
 // pace is what the actuator gets after step: the limit.
 func (c *controller) pace(tick) float64 { return c.limit }
 
+// step runs one tick and returns the new limit: what the tick says
+// (observe), what that means (judge), and what to do about it (act).
 func (c *controller) step(in tick) float64 {
 	e, ok := c.observe(in)
 	if !ok {

@@ -248,8 +248,6 @@ const (
 	// queueCalls is the queue, in calls, AnchorBaseline always accepts
 	// (Vegas' alpha: TCP Vegas keeps two to four packets queued).
 	queueCalls = 3.0
-	// cwndGain is how many times the calls the capacity keeps in flight
-	// at the floor's latency a rate limit may have out (BBR's cwnd_gain).
 	// cwndGain is how many times what the window holds at capacity a rate
 	// limit may keep in flight: the gate stands behind the law and binds
 	// only when latency runs past the window faster than a round can say
@@ -271,7 +269,6 @@ const (
 // half the ceiling, so a service that just started serves a cold burst of
 // that size at once; the first round trip of answers cuts it to the knee if
 // the service holds less.
-
 func initialLimit(ceiling float64) float64 { return math.Floor(ceiling / 2) }
 
 func newController(s settings) *controller {
@@ -377,9 +374,9 @@ func (c *controller) step(in tick) float64 {
 }
 
 // pace is what the actuator gets after step: the limit, but for a rate no
-// more than keeps the calls the window holds at capacity in flight
-// (capacity × high, scaled to the mean: Little's law; BBR's cwnd beside its
-// pacing rate, whose gain of two is AnchorBaseline's window). A resource
+// more than keeps cwndGain × the calls the window holds at capacity in
+// flight (capacity × high, scaled to the floor's mean: Little's law; BBR's
+// cwnd beside its pacing rate). A resource
 // that slows down gets fewer calls at once as soon as its answers come back
 // later, a round trip before a round can say so, and a processor-sharing
 // server past its knee, which answers less the more it holds, is never
