@@ -39,6 +39,7 @@ type tick struct {
 	delivered   float64   // calls reported back per second, for a rate limit; 0 if unknown
 	admitted    float64   // slots granted per second, for a rate limit; 0 if unknown
 	dt          time.Duration
+	now         time.Time // when the tick ran
 	// completions counts the calls that came back during the tick, for
 	// either limiter: samples, Unavailable calls and Aborted answers.
 	completions float64
@@ -144,7 +145,7 @@ func (b *brain) tick(a actuator, now time.Time) {
 	dt := now.Sub(b.last)
 	b.last = now
 	b.hist.drain(&b.snap)
-	in := tick{hist: &b.snap, unreachable: b.unreachable.Swap(0), dt: dt}
+	in := tick{hist: &b.snap, unreachable: b.unreachable.Swap(0), dt: dt, now: now}
 	aborted := b.aborted.Swap(0)
 	in.completions = float64(b.snap.n + in.unreachable + aborted)
 	in.saturated, in.admitted = a.load(b.ctl.limit, dt)
