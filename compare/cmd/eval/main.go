@@ -24,7 +24,7 @@
 // built so that it reads AGILELIMITER_ABLATE, which only the tag
 // agilelimiter_ablate does:
 //
-//	go run -tags agilelimiter_model,agilelimiter_ablate ./compare/cmd/eval -set training -sweeps /tmp/sweeps.json -ablate backlog,shift
+//	go run -tags agilelimiter_model,agilelimiter_ablate ./compare/cmd/eval -set training -sweeps /tmp/sweeps.json -ablate gate,floor-probe
 //
 // -trace runs one scenario (a named one, or out-N / in-N for the scenario
 // seed N draws) with the project's limiter alone and prints what its
