@@ -19,7 +19,7 @@ import (
 // the wait is how far the deciles of a round (a round trip of roundSamples
 // answers) sit above the floor's. Per round:
 //
-//	refused                                → window × ½
+//	refused                                → window × ½, and startup again once answers come back
 //	past the SLO (binomial, over its tail) → × 0.7 of what was in flight (Little's law); if the last
 //	                                         cut left as many past it, they are the resource's own tail
 //	demand filled the window               → w ← w + ½·(1.2·w·(1 − wait/mean) + 1 − w) (TCP Vegas),
@@ -107,7 +107,7 @@ const (
 	decBlind      decision = iota // no answers yet: nothing changes
 	decGather                     // a round is under way
 	decSettle                     // after a cut, answers still come from before it
-	decRefused                    // Unavailable answers: window × refusedCut
+	decRefused                    // Unavailable answers: window × refusedCut, and startup once they stop
 	decSLO                        // more answers past the SLO than its tail explains: window × congestionCut
 	decTail                       // the last cut left as many answers past the SLO: they are the resource's own
 	decFloorProbe                 // a floor period of the clock began: a smaller window measures the floor
@@ -159,7 +159,8 @@ const (
 	startupWait = 0.25
 	fullGrowth  = 1.25
 	fullRounds  = 3
-	// refusedCut halves the window on refusals (TCP's decrease).
+	// refusedCut halves the window on refusals (TCP's decrease); after
+	// them the window starts up again, as TCP's does after a timeout.
 	refusedCut = 0.5
 	// congestionCut is the cut for answers past the SLO: with Vegas' growth
 	// of a tenth a round, the window is back in four rounds if the breach
@@ -480,6 +481,12 @@ func (c *controller) law(e evidence) decision {
 		if e.unreachable {
 			c.setWindow(refusedCut*c.w, e)
 			c.shift.w = 0
+			if uses("restart") {
+				// Once answers come back, start up again (TCP after a
+				// timeout): the window an outage left says nothing of
+				// what the resource holds after it.
+				c.cold, c.best, c.flat = true, 0, 0
+			}
 			return decRefused
 		}
 		if c.shift.w == 0 || share < shiftKept*c.shift.share {

@@ -105,7 +105,7 @@ func TestModelIdleAndBlindChangeNothing(t *testing.T) {
 	expect(t, c, "three answers", 10, decGather)
 }
 
-func TestModelRefusalsHalveTheWindow(t *testing.T) {
+func TestModelRefusalsHalveTheWindowThenStartUp(t *testing.T) {
 	c := newSemaphore(t, ConcurrencyConfig{MaxLimit: 100, InitialLimit: 40, SLOTarget: 100 * ms})
 	feed(c, 200, 20*ms, 0, true)
 	expect(t, c, "startup", 81, decStartup) // twice what was in flight (40), +1
@@ -113,6 +113,11 @@ func TestModelRefusalsHalveTheWindow(t *testing.T) {
 	expect(t, c, "refused", 40.5, decRefused) // half of the window
 	feed(c, 0, 0, 30, true)
 	expect(t, c, "refused again", 20.25, decRefused)
+	// Answers again: what the window was before the outage says nothing of
+	// the resource after it, and the window starts up (TCP after a
+	// timeout): the window doubles, +1.
+	feed(c, 100, 20*ms, 0, true)
+	expect(t, c, "answers again", 2*20.25+1, decStartup)
 }
 
 func TestModelSLOCutsAndLearnsTheTail(t *testing.T) {
