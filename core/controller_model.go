@@ -49,9 +49,8 @@ type controller struct {
 	last   snapshot
 	probed int64
 	probe  struct {
-		on   bool
-		w    float64 // the window before the probe
-		hist snapshot
+		on bool
+		w  float64 // the window before the probe
 	}
 
 	// cold is startup: never congested, and what gets through still grows
