@@ -58,8 +58,11 @@ type controller struct {
 	cold bool
 	best float64
 	flat int
-	// inflight is how many calls a rate limit has let out and not had back.
+	// inflight is how many calls a rate limit has let out and not had back,
+	// never more than it let out in the last lostTicks ticks (sent, a ring).
 	inflight float64
+	sent     [lostTicks]float64
+	sentI    int
 	// settling waits, after a cut, for answers sent after it (since it).
 	settling bool
 	since    time.Duration
@@ -199,6 +202,13 @@ const (
 	queueOnset     = 1.25
 	// minWindow is the smallest window: one call.
 	minWindow = 1.0
+	// lostTicks bounds the calls a rate limit counts in flight to those it
+	// let out in the last 64 ticks (6.4 s at the default TickInterval): a
+	// call out longer has been lost to the count, not to the resource. A
+	// horizon of four round trips (p99) was too short: in a server that
+	// thrashes, what is in flight is older than anything that comes back,
+	// and forgetting it reopened the window (development 74 → 70 meets).
+	lostTicks = 64
 )
 
 // initialLimit is a semaphore's starting limit when InitialLimit is zero:
@@ -257,7 +267,21 @@ func (c *controller) step(in tick) float64 {
 	}
 	r.completions += in.completions
 	if c.s.rate {
-		c.inflight = math.Max(0, c.inflight+in.admitted*in.dt.Seconds()-in.completions)
+		sent := in.admitted * in.dt.Seconds()
+		c.inflight = math.Max(0, c.inflight+sent-in.completions)
+		// A call out for longer than lostTicks ticks has been lost to the
+		// count: a Take never reported, a Do whose function panicked.
+		// Without this bound each would hold a slot of the window for
+		// good, and enough of them would close it.
+		c.sent[c.sentI] = sent
+		c.sentI = (c.sentI + 1) % lostTicks
+		recent := 0.0
+		for _, v := range c.sent {
+			recent += v
+		}
+		if uses("lost") {
+			c.inflight = math.Min(c.inflight, recent)
+		}
 	}
 	c.view.samples, c.view.synthetic = int(in.hist.n+in.unreachable), int(in.unreachable)
 	c.now = in.now

@@ -238,3 +238,24 @@ func TestModelPaceLetsOutWhatTheWindowHasRoomFor(t *testing.T) {
 		}
 	})
 }
+
+func TestModelCallsNeverReportedAreForgotten(t *testing.T) {
+	// Ten calls let out and never reported (a Take without Observe, a Do
+	// whose function panicked) fill a window of ten. Past the horizon of
+	// lostTicks ticks they are forgotten, and the window lets calls out
+	// again rather than MinRate for good.
+	c := newController(settingsFor(t, Config{MinRate: 1, MaxRate: 1000}))
+	c.w, c.limit = 10, 500
+	tk := tick{hist: samples(0, 0), dt: 100 * ms, admitted: 100}
+	c.step(tk)
+	if got := c.pace(tk); got != 1 {
+		t.Fatalf("pace %.2f with the window full; want MinRate, 1", got)
+	}
+	tk.admitted = 1 // MinRate: a tenth of a call a tick
+	for range lostTicks {
+		c.step(tk)
+	}
+	if got := c.pace(tk); got < 30 {
+		t.Errorf("pace %.2f after %d ticks; want the window's room again (about 36/s)", got, lostTicks)
+	}
+}
