@@ -23,8 +23,10 @@ import (
 //	past the SLO (binomial, over its tail) → × 0.7 of what was in flight (Little's law); if the last
 //	                                         cut left as many past it, they are the resource's own tail
 //	demand filled the window               → w ← w + ½·(1.2·w·(1 − wait/mean) + 1 − w) (TCP Vegas),
-//	                                         ×2 instead until a queue begins or the pipe is full (startup)
-//	each 5 s of the clock, window full     → half the window for 200 ms: the floor, up or down
+//	                                         ×2 instead until a queue begins or the pipe is full (startup),
+//	                                         or back to half what the first SLO cut found (regain)
+//	each 5 s of the clock, window full     → half the window for 200 ms: the floor, up or down,
+//	                                         but never past the SLO
 //
 // At equilibrium a sixth of the latency is queue, and one call: the limiter
 // keeps the resource busy without building a queue of its own.
@@ -70,6 +72,10 @@ type controller struct {
 	shift struct{ w, share float64 }
 	// tailOver of tailN answers of epochs without a queue were past the SLO.
 	tailOver, tailN float64
+	// regain is half the window the first of a run of SLO cuts found
+	// (TCP's ssthresh): below it, a round without a queue doubles the
+	// window. 0 when no cut is being recovered from.
+	regain float64
 	// lastDelivered is what got through in the last round, per second.
 	lastDelivered float64
 
@@ -116,11 +122,12 @@ const (
 	decFloor                      // the floor was measured; the window is back
 	decIdle                       // demand did not fill the window
 	decStartup                    // never congested: the window doubles
+	decRegain                     // SLO cuts ended, no queue: the window doubles back toward half what they found
 	decWindow                     // Vegas: the window × gain, less the share of the latency that is queue
 )
 
 var decisionNames = [...]string{
-	"blind", "gather", "settle", "refused", "slo", "tail", "floor-probe", "floor", "idle", "startup", "window",
+	"blind", "gather", "settle", "refused", "slo", "tail", "floor-probe", "floor", "idle", "startup", "regain", "window",
 }
 
 func (d decision) String() string { return decisionNames[d] }
@@ -477,7 +484,10 @@ func (c *controller) law(e evidence) decision {
 	if c.probe.on {
 		// The floor probe's round is the floor, up or down.
 		c.probe.on = false
-		if c.last.n >= probeSamples {
+		if c.last.n >= probeSamples && (c.s.slo == 0 || e.latency <= float64(c.s.slo) || !uses("probe-slo")) {
+			// Not a floor past the SLO: the resource then breaks it
+			// whatever it is sent, and a floor learnt there would hold
+			// the window down once it ends.
 			c.anchor(e.mean, e.latency, &c.last)
 		}
 		c.setWindow(c.probe.w, e)
@@ -498,12 +508,12 @@ func (c *controller) law(e evidence) decision {
 			c.tailN = tailMemory / 2
 			c.tailOver = share * c.tailN
 			c.setWindow(c.shift.w, e)
-			c.shift.w = 0
+			c.shift.w, c.regain = 0, 0
 			return decTail
 		}
 		if e.unreachable {
 			c.setWindow(refusedCut*c.w, e)
-			c.shift.w = 0
+			c.shift.w, c.regain = 0, 0
 			if uses("restart") {
 				// Once answers come back, start up again (TCP after a
 				// timeout): the window an outage left says nothing of
@@ -514,6 +524,9 @@ func (c *controller) law(e evidence) decision {
 		}
 		if c.shift.w == 0 || share < shiftKept*c.shift.share {
 			c.shift.w, c.shift.share = c.w, share
+		}
+		if c.regain == 0 && uses("regain") {
+			c.regain = refusedCut * c.w
 		}
 		// What was in flight, not a window the calls did not fill.
 		c.setWindow(congestionCut*math.Min(c.w, math.Max(held, minWindow)), e)
@@ -556,7 +569,18 @@ func (c *controller) law(e evidence) decision {
 	if w > c.w {
 		w = math.Max(math.Min(w, startupGain*held+queueCalls), c.w)
 	}
-	if !c.cold && uses("smoothing") {
+	if !c.cold && c.regain > 0 {
+		// After SLO cuts, a round without a queue doubles the window back
+		// toward half what the first cut found (TCP's slow start to
+		// ssthresh): what broke the SLO has passed, and Vegas' tenth a
+		// round from a window of one call takes seconds.
+		if c.w < c.regain && e.wait <= startupWait*c.floorMed {
+			w, dec = math.Max(w, math.Min(startupGain*c.w, c.regain)), decRegain
+		} else {
+			c.regain = 0
+		}
+	}
+	if !c.cold && dec != decRegain && uses("smoothing") {
 		w = c.w + smoothing*(w-c.w)
 	}
 	c.setWindow(w, e)

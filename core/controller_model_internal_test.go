@@ -259,3 +259,55 @@ func TestModelCallsNeverReportedAreForgotten(t *testing.T) {
 		t.Errorf("pace %.2f after %d ticks; want the window's room again (about 36/s)", got, lostTicks)
 	}
 }
+
+func TestModelRegainAfterTheSLOBreakEnds(t *testing.T) {
+	// A window of 40 at 20 ms; then every answer is past the SLO for a
+	// while, and the cuts take the window down to a few calls. When the
+	// answers are back at the floor, the window doubles each round (no
+	// smoothing) until half what the first cut found, then Vegas again.
+	c := newSemaphore(t, ConcurrencyConfig{MaxLimit: 100, InitialLimit: 40, SLOTarget: 100 * ms})
+	c.cold = false
+	feed(c, 100, 20*ms, 0, true) // the floor: 20 ms
+	c.w, c.limit = 40, 40
+	for range 6 {
+		feed(c, 40, 150*ms, 0, true) // the break
+		for c.settling {
+			feed(c, 0, 0, 0, true)
+		}
+	}
+	if c.w > 8 || c.regain != refusedCut*40 {
+		t.Fatalf("after the break: window %.1f, regain %.1f; want a few calls, and 20 to regain", c.w, c.regain)
+	}
+	for c.w < c.regain {
+		w := c.w
+		feed(c, 20, 20*ms, 0, true)
+		expect(t, c, "regain", math.Round(math.Min(2*w, c.regain)), decRegain)
+	}
+	feed(c, 100, 20*ms, 0, true)
+	if c.view.decision != decWindow || c.regain != 0 {
+		t.Errorf("at half the window the break found: %v, regain %.1f; want Vegas again", c.view.decision, c.regain)
+	}
+}
+
+func TestModelNoFloorPastTheSLO(t *testing.T) {
+	// A floor probe while every answer is past the SLO (the resource
+	// breaks it whatever it is sent) keeps the floor it had: taken as the
+	// floor, 150 ms would read the return to 20 ms as no queue at all and
+	// hold the window's rate down until an epoch of answers replaced it.
+	c := newSemaphore(t, ConcurrencyConfig{MaxLimit: 100, InitialLimit: 20, SLOTarget: 100 * ms})
+	c.cold = false
+	feed(c, 100, 20*ms, 0, true)
+	c.w, c.limit = 20, 20
+	c.probed-- // a new floor period
+	feed(c, 20, 20*ms, 0, true)
+	expect(t, c, "probe", 10, decFloorProbe)
+	for c.settling {
+		feed(c, 0, 0, 0, true)
+	}
+	for c.view.decision != decFloor {
+		feed(c, 10, 150*ms, 0, true)
+	}
+	if got := time.Duration(c.floorMed); got != time.Duration(at(20*ms)) {
+		t.Errorf("floor %v after a probe past the SLO; want it kept at %v", got, time.Duration(at(20*ms)))
+	}
+}
