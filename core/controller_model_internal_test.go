@@ -311,3 +311,36 @@ func TestModelNoFloorPastTheSLO(t *testing.T) {
 		t.Errorf("floor %v after a probe past the SLO; want it kept at %v", got, time.Duration(at(20*ms)))
 	}
 }
+
+func TestModelQueueLeavesTheSLORoom(t *testing.T) {
+	// With the floor's p99 at 40 ms, Vegas' sixth of the latency (7 ms of
+	// a 44 ms mean) would keep a queue whose wait, added to the floor's
+	// tail, breaks an SLO of 46 ms: the queue it keeps is the room the SLO
+	// leaves. With an SLO of a second, Vegas is as it was.
+	for _, tc := range []struct {
+		slo  time.Duration
+		room float64 // nanoseconds of queue the law keeps at most
+	}{
+		{46 * ms, float64(46*ms) - at(40*ms)},
+		{time.Second, 0},
+	} {
+		c := newSemaphore(t, ConcurrencyConfig{MaxLimit: 1000, InitialLimit: 20, SLOTarget: tc.slo})
+		c.cold = false
+		feed(c, 100, 40*ms, 0, true) // the floor: 40 ms
+		c.w, c.limit = 20, 20
+		r := samples(100, 44*ms) // a round with 4 ms of queue
+		c.step(tick{hist: r, saturated: true, dt: 100 * ms, now: clock, completions: 100})
+		mean, wait := float64(r.mean()), waitOf(r, &c.floorHist)
+		gain := windowGain
+		if tc.room > 0 {
+			if tc.room >= mean*(1-1/windowGain) {
+				t.Fatalf("SLO %v: room %v is not below Vegas' queue", tc.slo, time.Duration(tc.room))
+			}
+			gain = mean / (mean - tc.room)
+		}
+		want := 20 + smoothing*(gain*20*(1-wait/mean)+queueCalls-20)
+		if c.view.decision != decWindow || math.Abs(c.w-want) > 1e-9 {
+			t.Errorf("SLO %v: %v, window %.3f; want window, %.3f (gain %.3f)", tc.slo, c.view.decision, c.w, want, gain)
+		}
+	}
+}
