@@ -344,3 +344,34 @@ func TestModelQueueLeavesTheSLORoom(t *testing.T) {
 		}
 	}
 }
+
+func TestModelAWaitANarrowerWindowLeftIsTheFloor(t *testing.T) {
+	// The latency steps from 20 to 50 ms with nothing queued. Vegas reads
+	// 30 ms of wait and narrows the window; once it is two thirds of what
+	// it was and the wait has not moved, the floor is measured at once
+	// (not at the next floor period of the clock), and the window goes
+	// back to where the narrowing began.
+	c := newSemaphore(t, ConcurrencyConfig{MaxLimit: 100, InitialLimit: 30})
+	c.cold = false
+	feed(c, 100, 20*ms, 0, true)
+	c.w, c.limit = 30, 30
+	rounds := 0
+	for c.view.decision != decFloorProbe {
+		if rounds++; rounds > 10 {
+			t.Fatalf("window %.1f after %d rounds at the same wait: no floor probe", c.w, rounds)
+		}
+		feed(c, 100, 50*ms, 0, true)
+		if c.view.decision != decWindow && c.view.decision != decFloorProbe {
+			t.Fatalf("round %d: %v; want Vegas narrowing the window", rounds, c.view.decision)
+		}
+	}
+	for range 10 {
+		if feed(c, 20, 50*ms, 0, true); c.view.decision != decSettle && c.view.decision != decFloorProbe {
+			break
+		}
+	}
+	expect(t, c, "measured", 30, decFloor)
+	if got := time.Duration(c.floorMed); got != time.Duration(at(50*ms)) {
+		t.Errorf("floor %v; want the latency the probe saw, %v", got, time.Duration(at(50*ms)))
+	}
+}
