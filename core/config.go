@@ -85,7 +85,9 @@ type Config struct {
 	// TickInterval is how often the controller reads the latency histogram and
 	// moves the rate. Zero means 100ms: short enough to back off within a few
 	// hundred milliseconds of congestion, long enough to hold a few samples at
-	// modest rates.
+	// modest rates. (Under the model law of the agilelimiter_model build tag, a
+	// Limiter ticks every 20ms: that law decides on rounds of answers, not
+	// ticks, and lets calls out as its window makes room, a tick at a time.)
 	TickInterval time.Duration
 	// FastHalfLife is the half-life of the fast EWMA of p50, the signal compared
 	// with the tolerated window. Zero means 200ms (two default ticks): it smooths
@@ -374,6 +376,9 @@ func (s *settings) tuning(p string, t tuning) error {
 
 	s.slo, s.anchor, s.classify = t.slo, t.anchor, t.classify
 	s.tick = orDur(t.tick, DefaultTickInterval)
+	if t.tick == 0 && s.rate {
+		s.tick = rateTick
+	}
 	s.fastHalfLife = orDur(t.fastHalfLife, DefaultFastHalfLife)
 	s.slowHalfLife = orDur(t.slowHalfLife, DefaultSlowHalfLife)
 	s.inflation = orFloat(t.inflation, DefaultTargetInflation)

@@ -156,6 +156,9 @@ const drainTicks = 5
 // initialLimit is a semaphore's starting limit when InitialLimit is zero.
 func initialLimit(ceiling float64) float64 { return math.Floor(ceiling / 8) }
 
+// rateTick is a Limiter's tick when TickInterval is zero: the default.
+const rateTick = DefaultTickInterval
+
 func newController(s settings) *controller {
 	return &controller{
 		s:         s,

@@ -242,21 +242,23 @@ func TestModelPaceLetsOutWhatTheWindowHasRoomFor(t *testing.T) {
 func TestModelCallsNeverReportedAreForgotten(t *testing.T) {
 	// Ten calls let out and never reported (a Take without Observe, a Do
 	// whose function panicked) fill a window of ten. Past the horizon of
-	// lostTicks ticks they are forgotten, and the window lets calls out
+	// lostTime they are forgotten, and the window lets calls out
 	// again rather than MinRate for good.
 	c := newController(settingsFor(t, Config{MinRate: 1, MaxRate: 1000}))
 	c.w, c.limit = 10, 500
-	tk := tick{hist: samples(0, 0), dt: 100 * ms, admitted: 100}
+	tk := tick{hist: samples(0, 0), dt: c.s.tick, admitted: 10 / c.s.tick.Seconds()}
 	c.step(tk)
 	if got := c.pace(tk); got != 1 {
 		t.Fatalf("pace %.2f with the window full; want MinRate, 1", got)
 	}
-	tk.admitted = 1 // MinRate: a tenth of a call a tick
-	for range lostTicks {
+	tk.admitted = 1 // MinRate
+	for range len(c.sent) {
 		c.step(tk)
 	}
-	if got := c.pace(tk); got < 30 {
-		t.Errorf("pace %.2f after %d ticks; want the window's room again (about 36/s)", got, lostTicks)
+	// In flight now: what went out at MinRate over the horizon, 6.4 calls.
+	room := (10 - lostTime.Seconds()) / c.s.tick.Seconds()
+	if got := c.pace(tk); got < 0.9*room {
+		t.Errorf("pace %.2f after %d ticks; want the window's room again (%.0f/s)", got, len(c.sent), room)
 	}
 }
 
@@ -348,22 +350,30 @@ func TestModelQueueLeavesTheSLORoom(t *testing.T) {
 func TestModelAWaitANarrowerWindowLeftIsTheFloor(t *testing.T) {
 	// The latency steps from 20 to 50 ms with nothing queued. Vegas reads
 	// 30 ms of wait and narrows the window; once it is two thirds of what
-	// it was and the wait has not moved, the floor is measured at once
-	// (not at the next floor period of the clock), and the window goes
-	// back to where the narrowing began.
+	// it was and the wait has not moved, the floor is measured at the next
+	// slot of doubtGrid on the clock (not at the next floor period), and
+	// the window goes back to where the narrowing began.
 	c := newSemaphore(t, ConcurrencyConfig{MaxLimit: 100, InitialLimit: 30})
 	c.cold = false
 	feed(c, 100, 20*ms, 0, true)
 	c.w, c.limit = 30, 30
-	rounds := 0
+	now, rounds := clock, 0
+	var doubtedAt time.Time
 	for c.view.decision != decFloorProbe {
-		if rounds++; rounds > 10 {
+		if rounds++; rounds > 20 {
 			t.Fatalf("window %.1f after %d rounds at the same wait: no floor probe", c.w, rounds)
 		}
-		feed(c, 100, 50*ms, 0, true)
+		now = now.Add(100 * ms)
+		c.step(tick{hist: samples(100, 50*ms), saturated: true, dt: 100 * ms, now: now, completions: 100})
 		if c.view.decision != decWindow && c.view.decision != decFloorProbe {
 			t.Fatalf("round %d: %v; want Vegas narrowing the window", rounds, c.view.decision)
 		}
+		if doubtedAt.IsZero() && c.w <= doubtShare*30 {
+			doubtedAt = now
+		}
+	}
+	if now.Sub(doubtedAt) > doubtGrid+100*ms {
+		t.Errorf("window a third narrower at %v, probe at %v; want it within a slot of %v", doubtedAt.Sub(clock), now.Sub(clock), doubtGrid)
 	}
 	for range 10 {
 		if feed(c, 20, 50*ms, 0, true); c.view.decision != decSettle && c.view.decision != decFloorProbe {
