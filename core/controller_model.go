@@ -26,8 +26,8 @@ import (
 //	                                         less if the SLO leaves less room above the floor's tail),
 //	                                         ×2 instead until a queue begins or the pipe is full (startup),
 //	                                         or back to half what the first SLO cut found (regain)
-//	each 5 s of the clock, window full,    → half the window for 200 ms: the floor, up or down,
-//	or ½ s after a third narrower left the   but never past the SLO
+//	each 5 s of the clock, window full,    → half the window for 200 ms: the floor, up or down
+//	or ½ s after a third narrower left the
 //	wait
 //
 // At equilibrium a sixth of the latency is queue, and one call: the limiter
@@ -520,10 +520,7 @@ func (c *controller) law(e evidence) decision {
 	if c.probe.on {
 		// The floor probe's round is the floor, up or down.
 		c.probe.on = false
-		if c.last.n >= probeSamples && (c.s.slo == 0 || e.latency <= float64(c.s.slo) || !uses("probe-slo")) {
-			// Not a floor past the SLO: the resource then breaks it
-			// whatever it is sent, and a floor learnt there would hold
-			// the window down once it ends.
+		if c.last.n >= probeSamples {
 			c.anchor(e.mean, e.latency, &c.last)
 		}
 		c.setWindow(c.probe.w, e)

@@ -169,25 +169,16 @@ func TestModelFloorProbeRunsOnTheClock(t *testing.T) {
 	}
 }
 
-// probing returns the law of a semaphore of 20 whose floor is 20 ms, whose
-// last round (n answers of latency d) began a floor probe at a new floor
-// period of the clock: the window is halved.
-func probing(t *testing.T, cfg ConcurrencyConfig, n int, d time.Duration) *controller {
-	t.Helper()
-	c := newSemaphore(t, cfg)
+func TestModelFloorProbeMeasuresTheFloorUpOrDown(t *testing.T) {
+	// The floor moved from 20 to 50 ms (a level shift): the probe's round
+	// is the floor, and the window goes back to where it was.
+	c := newSemaphore(t, ConcurrencyConfig{MaxLimit: 100, InitialLimit: 20})
 	c.cold = false
 	feed(c, 100, 20*ms, 0, true)
 	c.w, c.limit = 20, 20
 	c.probed-- // a new floor period
-	feed(c, n, d, 0, true)
+	feed(c, 40, 50*ms, 0, true)
 	expect(t, c, "probe", 10, decFloorProbe)
-	return c
-}
-
-func TestModelFloorProbeMeasuresTheFloorUpOrDown(t *testing.T) {
-	// The floor moved from 20 to 50 ms (a level shift): the probe's round
-	// is the floor, and the window goes back to where it was.
-	c := probing(t, ConcurrencyConfig{MaxLimit: 100, InitialLimit: 20}, 40, 50*ms)
 	for c.settling {
 		feed(c, 20, 50*ms, 0, true)
 	}
@@ -297,23 +288,6 @@ func TestModelRegainAfterTheSLOBreakEnds(t *testing.T) {
 	feed(c, 100, 20*ms, 0, true)
 	if c.view.decision != decWindow || c.regain != 0 {
 		t.Errorf("at half the window the break found: %v, regain %.1f; want Vegas again", c.view.decision, c.regain)
-	}
-}
-
-func TestModelNoFloorPastTheSLO(t *testing.T) {
-	// A floor probe while every answer is past the SLO (the resource
-	// breaks it whatever it is sent) keeps the floor it had: taken as the
-	// floor, 150 ms would read the return to 20 ms as no queue at all and
-	// hold the window's rate down until an epoch of answers replaced it.
-	c := probing(t, ConcurrencyConfig{MaxLimit: 100, InitialLimit: 20, SLOTarget: 100 * ms}, 20, 20*ms)
-	for c.settling {
-		feed(c, 0, 0, 0, true)
-	}
-	for c.view.decision != decFloor {
-		feed(c, 10, 150*ms, 0, true)
-	}
-	if got := time.Duration(c.floorMed); got != time.Duration(at(20*ms)) {
-		t.Errorf("floor %v after a probe past the SLO; want it kept at %v", got, time.Duration(at(20*ms)))
 	}
 }
 
