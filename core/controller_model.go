@@ -26,9 +26,7 @@ import (
 //	                                         less if the SLO leaves less room above the floor's tail),
 //	                                         ×2 instead until a queue begins or the pipe is full (startup),
 //	                                         or back to half what the first SLO cut found (regain)
-//	each 5 s of the clock, window full,    → half the window for 200 ms: the floor, up or down
-//	or ½ s after a third narrower left the
-//	wait
+//	each 5 s of the clock, window full     → half the window for 200 ms: the floor, up or down
 //
 // At equilibrium a sixth of the latency is queue, and one call: the limiter
 // keeps the resource busy without building a queue of its own.
@@ -80,11 +78,6 @@ type controller struct {
 	// (TCP's ssthresh): below it, a round without a queue doubles the
 	// window. 0 when no cut is being recovered from.
 	regain float64
-	// doubt is the window and the wait when Vegas began to narrow the
-	// window: if narrowing it by doubtShare leaves doubtKept of the wait,
-	// the wait is not the limiter's queue, and the floor is measured now.
-	doubt     struct{ w, wait float64 }
-	doubtSlot int64 // the doubtGrid slot of the clock of the last round
 	// lastDelivered is what got through in the last round, per second.
 	lastDelivered float64
 
@@ -221,14 +214,6 @@ const (
 	baselineWindow = 2.0
 	sloShare       = 0.8
 	queueOnset     = 1.25
-	// doubtShare and doubtKept: a window narrowed to two thirds that left
-	// nine tenths of the wait did not drain a queue of its own. At four
-	// fifths, three limiters sharing a queue each read the others' part
-	// of it as a floor, and kept it at 47 ms over a floor of 24
-	// (TestSharedQueueIsNotALevelShift).
-	doubtShare = 2.0 / 3
-	doubtKept  = 0.9
-	doubtGrid  = floorPeriod / 10
 	// minWindow is the smallest window: one call.
 	minWindow = 1.0
 	// lostTime bounds the calls a rate limit counts in flight to those it
@@ -528,7 +513,7 @@ func (c *controller) law(e evidence) decision {
 	}
 
 	if e.unreachable || slo {
-		c.cold, c.doubt.w = false, 0
+		c.cold = false
 		share := float64(e.over) / float64(max(e.n, 1))
 		if slo && !e.unreachable && c.shift.w > 0 && c.w <= congestionCut*c.shift.w*1.01 &&
 			share >= shiftKept*c.shift.share && share <= tailMax && uses("tail-shift") {
@@ -570,27 +555,12 @@ func (c *controller) law(e evidence) decision {
 	if !e.saturated {
 		return decIdle
 	}
-	doubted := c.doubt.w > 0 && c.w <= doubtShare*c.doubt.w && e.wait >= doubtKept*c.doubt.wait && uses("doubt")
-	if slot := c.now.UnixNano() / int64(doubtGrid); doubted && uses("doubt-grid") {
-		// Not at once, but at the first round of a doubtGrid slot of the
-		// clock: limiters that share a queue all doubt it, and drain it
-		// together, as on the floor period.
-		doubted = slot != c.doubtSlot
-		c.doubtSlot = slot
-	} else {
-		c.doubtSlot = slot
-	}
-	if k := c.now.UnixNano() / int64(floorPeriod); (k != c.probed || doubted) && !c.cold && uses("floor-probe") {
+	if k := c.now.UnixNano() / int64(floorPeriod); k != c.probed && !c.cold && uses("floor-probe") {
 		// Every floorPeriod of the clock, every limiter whose window is
 		// full measures the floor with a smaller window: limiters sharing
-		// a resource drain its queue together. So does one whose
-		// narrower window left the wait where it was.
+		// a resource drain its queue together.
 		c.probed = k
 		c.probe.on, c.probe.w = true, c.w
-		if doubted {
-			c.probe.w = c.doubt.w
-		}
-		c.doubt.w = 0
 		c.setWindow(floorProbeShare*c.w, e)
 		c.settle()
 		return decFloorProbe
@@ -644,14 +614,6 @@ func (c *controller) law(e evidence) decision {
 	}
 	if !c.cold && dec != decRegain && uses("smoothing") {
 		w = c.w + smoothing*(w-c.w)
-	}
-	switch {
-	case dec != decWindow || w >= c.w || e.wait <= 0:
-		c.doubt.w = 0
-	case c.doubt.w == 0:
-		c.doubt.w, c.doubt.wait = c.w, e.wait
-	case e.wait < doubtKept*c.doubt.wait:
-		c.doubt.w = 0 // the narrower window shortened the wait: a queue
 	}
 	c.setWindow(w, e)
 	return dec
