@@ -569,9 +569,11 @@ func (c *controller) law(e evidence) decision {
 	gain, dec := windowGain, decWindow
 	if c.s.slo > 0 && c.floorHist.n > 0 && e.mean > 0 && uses("slo-queue") {
 		// The queue Vegas keeps (a sixth of the latency at windowGain) is
-		// never more than half the room the SLO leaves above the floor's
+		// never more than the room the SLO leaves above the floor's
 		// quantile the SLO is kept at (its p99, or past the resource's own
-		// tail): a queue's wait is spread, and its tail adds to the floor's.
+		// tail): the queue's wait adds to every answer, the floor's tail
+		// included. With no room at all (a route dearer than the SLO) the
+		// resource's own tail answers it, and Vegas keeps its gain.
 		p := sloShareOver
 		if c.tailN > 0 {
 			p = math.Max(p, c.tailOver/c.tailN)
