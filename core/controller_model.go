@@ -17,7 +17,8 @@ import (
 // The law. The resource is a pipe with a floor, its unloaded latency, and a
 // queue in front: a queue adds the same wait to every call, cheap or dear, so
 // the wait is how far the deciles of a round (a round trip of roundSamples
-// answers) sit above the floor's. Per round:
+// answers) sit above the floor's: the fastest epoch of epochSamples answers as
+// a slot sees it (a flood of cheap calls holds few slots). Per round:
 //
 //	refused                                → window × ½, and startup again once answers come back
 //	past the SLO (binomial, over its tail) → × 0.7 of what was in flight (Little's law); if the last
@@ -46,6 +47,9 @@ type controller struct {
 	floor, floorMed float64
 	floorHist       snapshot
 	guess           bool
+	// floorSlot is the floor's latency as slots see it (a duration-weighted
+	// median): what a lower floor is judged by.
+	floorSlot time.Duration
 	// last is the last round's answers; probed is the clock's floor
 	// period of the last floor probe.
 	last   snapshot
@@ -470,6 +474,7 @@ func (c *controller) settle() { c.settling, c.since = true, 0 }
 // anchor takes mean and median latency, and the answers h, as the floor.
 func (c *controller) anchor(mean, median float64, h *snapshot) {
 	c.floor, c.floorMed, c.floorHist, c.guess = mean, median, *h, false
+	c.floorSlot = h.slotMedian()
 }
 
 // law applies the law to one round of evidence.
@@ -484,8 +489,15 @@ func (c *controller) law(e evidence) decision {
 	}
 	if ep := &c.epoch; ep.hist.n >= epochSamples {
 		// An epoch's answers are the floor if they are the fastest yet,
-		// or if the floor is still the first round's guess.
-		if m := float64(ep.hist.mean()); m < c.floor || c.guess {
+		// or if the floor is still the first round's guess. Fastest as
+		// a slot sees it (the duration-weighted median), not as a call
+		// does: a flood of cheap calls outnumbers the rest and holds few
+		// slots, and the floor it made read every normal call as queued.
+		faster := float64(ep.hist.mean()) < c.floor
+		if uses("slot-floor") {
+			faster = ep.hist.slotMedian() < c.floorSlot
+		}
+		if m := float64(ep.hist.mean()); faster || c.guess {
 			c.anchor(m, float64(ep.hist.median()), &ep.hist)
 		}
 		if float64(ep.hist.median()) <= queueOnset*c.floorMed {

@@ -190,6 +190,26 @@ func TestModelFloorProbeMeasuresTheFloorUpOrDown(t *testing.T) {
 	}
 }
 
+func TestModelFloorIsTheLatencySlotsSee(t *testing.T) {
+	// A flood of cheap calls far outnumbers the normal ones but holds few
+	// slots: judged by the latency a slot sees, its epoch is no faster, and
+	// the floor stays the normal route's. A service that got faster for
+	// every call lowers it.
+	c := newSemaphore(t, ConcurrencyConfig{MaxLimit: 100, InitialLimit: 50})
+	feed(c, 100, 20*ms, 0, false)
+	if got, want := time.Duration(c.floorMed), time.Duration(at(20*ms)); got != want {
+		t.Fatalf("floor %v; want %v", got, want)
+	}
+	c.step(tick{hist: mix(2000, 50*time.Microsecond, 20, 20*ms), dt: 100 * ms, now: clock, completions: 2020})
+	if got, want := time.Duration(c.floorMed), time.Duration(at(20*ms)); got != want {
+		t.Errorf("after the flood: floor %v; want the normal route's %v", got, want)
+	}
+	feed(c, 100, 15*ms, 0, false)
+	if got, want := time.Duration(c.floorMed), time.Duration(at(15*ms)); got != want {
+		t.Errorf("after every call got faster: floor %v; want %v", got, want)
+	}
+}
+
 func TestModelWaitIsTheDecilesRise(t *testing.T) {
 	floor := mix(80, 20*ms, 20, 1*ms) // a fifth of the calls are cheap
 	for _, tc := range []struct {

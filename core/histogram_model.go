@@ -44,3 +44,23 @@ func (s *snapshot) mean() time.Duration {
 	}
 	return time.Duration(total / float64(s.n))
 }
+
+// slotMedian is the duration-weighted median: the latency of the answer a
+// slot picked at random is holding.
+func (s *snapshot) slotMedian() time.Duration {
+	var total float64
+	for i, c := range s.counts {
+		if c != 0 {
+			total += float64(c) * float64(histValue(i))
+		}
+	}
+	var seen float64
+	for i, c := range s.counts {
+		if c != 0 {
+			if seen += float64(c) * float64(histValue(i)); seen >= total/2 {
+				return histValue(i)
+			}
+		}
+	}
+	return 0
+}

@@ -97,5 +97,10 @@ func TestCheapFloodMovesNobodysLimit(t *testing.T) {
 		if s := share(&after); s > 0.02 {
 			t.Errorf("%.1f%% of legitimate requests refused after the flood, want ≤ 2%%", 100*s)
 		}
+		// The floor is the normal route's: the cheap answers outnumbered
+		// it, but a normal request is not a queue over them.
+		if st.Baseline < 10*time.Millisecond {
+			t.Errorf("floor %v after the flood: the cheap route's, not the 20ms one's", st.Baseline)
+		}
 	})
 }
