@@ -14,11 +14,9 @@ import (
 // window; a Limiter lets calls out as the window makes room (TCP's ack clock,
 // BBR's cwnd) at no more than the rate the window carries.
 //
-// The law. The resource is a pipe with a floor, its unloaded latency, and a
-// queue in front: a queue adds the same wait to every call, cheap or dear, so
-// the wait is how far the deciles of a round (a round trip of roundSamples
-// answers) sit above the floor's: the fastest epoch of epochSamples answers as
-// a slot sees it (a flood of cheap calls holds few slots). Per round:
+// The law. A queue adds the same wait to every call, cheap or dear: the wait is
+// how far a round's deciles (a round trip of roundSamples answers) sit above the
+// floor's, the fastest epoch of epochSamples answers as a slot sees it. Per round:
 //
 //	refused                                → window × ½, and startup again once answers come back
 //	past the SLO (binomial, over its tail) → × 0.7 of what was in flight (Little's law); if the last
@@ -26,7 +24,8 @@ import (
 //	demand filled the window               → w ← w + ½·(g·w·(1 − wait/mean) + 1 − w) (TCP Vegas; g = 1.2,
 //	                                         less if the SLO leaves less room above the floor's tail),
 //	                                         ×2 instead until a queue begins or the pipe is full (startup),
-//	                                         or back to half what the first SLO cut found (regain)
+//	                                         or back to half what the first SLO cut found (regain);
+//	                                         held once a third narrower left 0.9 of the wait (unmoved)
 //	each 5 s of the clock, window full     → half the window for 200 ms: the floor, up or down
 //
 // At equilibrium a sixth of the latency is queue, and one call: the limiter
@@ -82,6 +81,11 @@ type controller struct {
 	// (TCP's ssthresh): below it, a round without a queue doubles the
 	// window. 0 when no cut is being recovered from.
 	regain float64
+	// cut is the window and the wait when Vegas began narrowing it.
+	cut struct {
+		on      bool
+		w, wait float64
+	}
 	// lastDelivered is what got through in the last round, per second.
 	lastDelivered float64
 
@@ -130,10 +134,11 @@ const (
 	decStartup                    // never congested: the window doubles
 	decRegain                     // SLO cuts ended, no queue: the window doubles back toward half what they found
 	decWindow                     // Vegas: the window × gain, less the share of the latency that is queue
+	decUnmoved                    // Vegas narrowed the window and the wait stayed: the window holds
 )
 
 var decisionNames = [...]string{
-	"blind", "gather", "settle", "refused", "slo", "tail", "floor-probe", "floor", "idle", "startup", "regain", "window",
+	"blind", "gather", "settle", "refused", "slo", "tail", "floor-probe", "floor", "idle", "startup", "regain", "window", "unmoved",
 }
 
 func (d decision) String() string { return decisionNames[d] }
@@ -218,6 +223,11 @@ const (
 	baselineWindow = 2.0
 	sloShare       = 0.8
 	queueOnset     = 1.25
+	// unmovedShare and unmovedWait: once Vegas has narrowed the window
+	// to two thirds of where it began and nine tenths of the wait are
+	// still there, the wait is not the window's.
+	unmovedShare = 2.0 / 3
+	unmovedWait  = 0.9
 	// minWindow is the smallest window: one call.
 	minWindow = 1.0
 	// lostTime bounds the calls a rate limit counts in flight to those it
@@ -629,6 +639,20 @@ func (c *controller) law(e evidence) decision {
 	}
 	if !c.cold && dec != decRegain && uses("smoothing") {
 		w = c.w + smoothing*(w-c.w)
+	}
+	cut := dec == decWindow && w < c.w
+	if cut && c.cut.on && c.w < unmovedShare*c.cut.w && e.wait >= unmovedWait*c.cut.wait && uses("unmoved") {
+		// Vegas narrowed the window and the wait did not move: it is
+		// not this window's queue (a slower resource, or others'
+		// queue), and narrowing further only starves it. The window
+		// holds; the floor probe on the clock says what the floor is.
+		return decUnmoved
+	}
+	if !cut {
+		c.cut.on = false
+	} else if !c.cut.on || e.wait < unmovedWait*c.cut.wait {
+		// A cut begins, or the last one moved the wait: measure from here.
+		c.cut.on, c.cut.w, c.cut.wait = true, c.w, e.wait
 	}
 	c.setWindow(w, e)
 	return dec

@@ -95,6 +95,36 @@ func TestModelWindowHoldsWhereTheQueueIsASixth(t *testing.T) {
 	}
 }
 
+func TestModelWaitANarrowerWindowLeftHoldsIt(t *testing.T) {
+	// A resource whose every call got 2.5 times slower (a processor that
+	// lost capacity, with the calls in flight under its knee): the wait
+	// is there at any window. Vegas narrows the window while the wait may
+	// be its queue; once a third narrower has left nine tenths of it, the
+	// window holds instead of starving. When the latency comes back to
+	// the floor, Vegas grows it again.
+	c := newSemaphore(t, ConcurrencyConfig{MaxLimit: 100, InitialLimit: 30})
+	c.cold = false
+	feed(c, 100, 20*ms, 0, true) // the floor: 20 ms
+	c.w, c.limit = 30, 30
+	var held float64
+	for i := 0; i < 20 && c.view.decision != decUnmoved; i++ {
+		held = c.w
+		feed(c, int(c.w*2), 50*ms, 0, true)
+	}
+	if c.view.decision != decUnmoved {
+		t.Fatalf("window %.1f after 20 rounds of the same wait: %v; want it held", c.w, c.view.decision)
+	}
+	if c.w != held || c.w >= unmovedShare*30 || c.w < 0.5*30*unmovedShare {
+		t.Fatalf("held at %.1f (was %.1f); want the first window under two thirds of 30", c.w, held)
+	}
+	feed(c, int(c.w*2), 50*ms, 0, true)
+	expect(t, c, "still held", held, decUnmoved)
+	feed(c, int(c.w*5), 20*ms, 0, true)
+	if c.view.decision != decWindow || c.w <= held {
+		t.Errorf("back at the floor: %v, window %.1f; want Vegas to grow it past %.1f", c.view.decision, c.w, held)
+	}
+}
+
 func TestModelIdleAndBlindChangeNothing(t *testing.T) {
 	c := newSemaphore(t, ConcurrencyConfig{MaxLimit: 100, InitialLimit: 10})
 	feed(c, 50, 20*ms, 0, false)
