@@ -26,10 +26,10 @@ import (
 //	                                         ×2 instead until a queue begins or the pipe is full (startup),
 //	                                         or back to half what the first SLO cut found (regain);
 //	                                         held once a third narrower left 0.9 of the wait (unmoved)
+//	in startup, demand did not fill it     → Vegas on what was in flight, down only (a floor probe first)
 //	each 5 s of the clock, window full     → half the window for 200 ms: the floor, up or down
 //
-// At equilibrium a sixth of the latency is queue, and one call: the limiter
-// keeps the resource busy without building a queue of its own.
+// At equilibrium a sixth of the latency is queue, and one call.
 type controller struct {
 	s     settings
 	limit float64
@@ -81,6 +81,8 @@ type controller struct {
 	// (TCP's ssthresh): below it, a round without a queue doubles the
 	// window. 0 when no cut is being recovered from.
 	regain float64
+	// measured says a floor probe has run.
+	measured bool
 	// cut is the window and the wait when Vegas began narrowing it.
 	cut struct {
 		on      bool
@@ -131,6 +133,7 @@ const (
 	decFloorProbe                 // a floor period of the clock began: a smaller window measures the floor
 	decFloor                      // the floor was measured; the window is back
 	decIdle                       // demand did not fill the window
+	decQueue                      // demand did not fill the window, but queued: Vegas on what was in flight
 	decStartup                    // never congested: the window doubles
 	decRegain                     // SLO cuts ended, no queue: the window doubles back toward half what they found
 	decWindow                     // Vegas: the window × gain, less the share of the latency that is queue
@@ -138,7 +141,7 @@ const (
 )
 
 var decisionNames = [...]string{
-	"blind", "gather", "settle", "refused", "slo", "tail", "floor-probe", "floor", "idle", "startup", "regain", "window", "unmoved",
+	"blind", "gather", "settle", "refused", "slo", "tail", "floor-probe", "floor", "idle", "queue", "startup", "regain", "window", "unmoved",
 }
 
 func (d decision) String() string { return decisionNames[d] }
@@ -576,13 +579,35 @@ func (c *controller) law(e evidence) decision {
 	}
 	c.shift.w = 0
 	if !e.saturated {
-		return decIdle
+		// In startup, demand did not fill the window, but what it put in
+		// flight may queue (a window started wider than the clients, who
+		// are more than the resource holds, and the floor's guess read
+		// from their queue): Vegas on what was in flight, down only,
+		// against a floor a probe measured; the first such round
+		// measures it, if half of what is in flight makes a round.
+		if !c.cold || !uses("idle-queue") || floorProbeShare*held < roundSamples {
+			return decIdle
+		}
+		if !c.measured {
+			c.measured = true
+			c.probe.on, c.probe.w = true, c.w
+			c.setWindow(floorProbeShare*held, e)
+			c.settle()
+			return decFloorProbe
+		}
+		w := windowGain*held*math.Max(0, 1-math.Max(0, e.wait)/e.mean) + queueCalls
+		if w >= held || c.guess {
+			return decIdle
+		}
+		c.cold = false
+		c.setWindow(math.Min(c.w, held+smoothing*(w-held)), e)
+		return decQueue
 	}
 	if k := c.now.UnixNano() / int64(floorPeriod); k != c.probed && !c.cold && uses("floor-probe") {
 		// Every floorPeriod of the clock, every limiter whose window is
 		// full measures the floor with a smaller window: limiters sharing
 		// a resource drain its queue together.
-		c.probed = k
+		c.probed, c.measured = k, true
 		c.probe.on, c.probe.w = true, c.w
 		c.setWindow(floorProbeShare*c.w, e)
 		c.settle()

@@ -20,7 +20,7 @@ func at(d time.Duration) float64 { return float64(histValue(histIndex(d))) }
 var clock = time.Unix(0, 0).Add(1000*floorPeriod + floorPeriod/2)
 
 // newSemaphore returns the law of a ConcurrencyLimiter with cfg, with the
-// floor period of clock already probed.
+// floor period of clock already probed, and the floor measured once.
 func newSemaphore(t *testing.T, cfg ConcurrencyConfig) *controller {
 	t.Helper()
 	s, err := cfg.settings()
@@ -28,7 +28,7 @@ func newSemaphore(t *testing.T, cfg ConcurrencyConfig) *controller {
 		t.Fatal(err)
 	}
 	c := newController(s)
-	c.probed = clock.UnixNano() / int64(floorPeriod)
+	c.probed, c.measured = clock.UnixNano()/int64(floorPeriod), true
 	return c
 }
 
@@ -123,6 +123,33 @@ func TestModelWaitANarrowerWindowLeftHoldsIt(t *testing.T) {
 	if c.view.decision != decWindow || c.w <= held {
 		t.Errorf("back at the floor: %v, window %.1f; want Vegas to grow it past %.1f", c.view.decision, c.w, held)
 	}
+}
+
+func TestModelAQueueDemandDidNotFillIsMeasuredThenCut(t *testing.T) {
+	// 80 clients behind a window of 150 on a service whose floor is
+	// 20 ms: the first round already shows 80 ms (the floor's guess), and
+	// the window is never full. The first such round measures the floor
+	// with half of what is in flight; then Vegas narrows the window from
+	// what was in flight, though demand did not fill it.
+	c := newSemaphore(t, ConcurrencyConfig{MaxLimit: 300, InitialLimit: 150})
+	c.measured = false
+	feed(c, 100, 80*ms, 0, false) // 80 in flight at 80 ms: 1000/s
+	expect(t, c, "verify", math.Round(floorProbeShare*1000*at(80*ms)/float64(time.Second)), decFloorProbe)
+	for c.settling {
+		feed(c, 50, 20*ms, 0, true)
+	}
+	feed(c, 100, 20*ms, 0, true) // 200 ms of answers at half: the floor
+	feed(c, 100, 20*ms, 0, true)
+	expect(t, c, "measured", 150, decFloor)
+	feed(c, 100, 80*ms, 0, false)
+	if c.view.decision != decQueue || c.w >= 80 {
+		t.Fatalf("80 in flight at four times the floor: %v, window %.1f; want it under the 80 in flight", c.view.decision, c.w)
+	}
+	// Too few in flight for a probe to read a round: nothing changes.
+	c = newSemaphore(t, ConcurrencyConfig{MaxLimit: 300, InitialLimit: 150})
+	c.measured = false
+	feed(c, 10, 80*ms, 0, false) // 8 in flight
+	expect(t, c, "few in flight", 150, decIdle)
 }
 
 func TestModelIdleAndBlindChangeNothing(t *testing.T) {
