@@ -27,7 +27,7 @@ import (
 //	                                         or back to half what the first SLO cut found (regain);
 //	                                         held once a third narrower left 0.9 of the wait (unmoved)
 //	in startup, demand did not fill it     → Vegas on what was in flight, down only (a floor probe first)
-//	each 5 s of the clock, window full     → half the window for 200 ms: the floor, up or down
+//	each 5 s of the clock, window full     → half the window for 200 ms: the floor, up (Vegas' cuts back) or down
 //
 // At equilibrium a sixth of the latency is queue, and one call.
 type controller struct {
@@ -531,10 +531,17 @@ func (c *controller) law(e evidence) decision {
 	if c.probe.on {
 		// The floor probe's round is the floor, up or down.
 		c.probe.on = false
+		w := c.probe.w
 		if c.last.n >= probeSamples {
+			if e.latency > queueOnset*c.floorMed && c.cut.on && uses("shift-back") {
+				// The floor rose: the cuts Vegas made since the wait
+				// began were answering a level shift, not a queue.
+				w = math.Max(w, c.cut.w)
+			}
 			c.anchor(e.mean, e.latency, &c.last)
 		}
-		c.setWindow(c.probe.w, e)
+		c.cut.on = false
+		c.setWindow(w, e)
 		return decFloor
 	}
 

@@ -152,6 +152,35 @@ func TestModelAQueueDemandDidNotFillIsMeasuredThenCut(t *testing.T) {
 	expect(t, c, "few in flight", 150, decIdle)
 }
 
+func TestModelALevelShiftTheProbeFindsGivesTheCutsBack(t *testing.T) {
+	// The resource got 2.5 times slower; Vegas narrowed the window from
+	// 30 until it held. The clock's floor probe reads the new floor: the
+	// cuts answered a level shift, not a queue, and the window goes back
+	// to where they began.
+	c := newSemaphore(t, ConcurrencyConfig{MaxLimit: 100, InitialLimit: 30})
+	c.cold = false
+	feed(c, 100, 20*ms, 0, true) // the floor: 20 ms
+	c.w, c.limit = 30, 30
+	for i := 0; i < 20 && c.view.decision != decUnmoved; i++ {
+		feed(c, int(c.w*2), 50*ms, 0, true)
+	}
+	if c.view.decision != decUnmoved || c.w >= 30 {
+		t.Fatalf("window %.1f, %v; want it narrowed, then held", c.w, c.view.decision)
+	}
+	c.probed-- // a new floor period
+	feed(c, int(c.w*2), 50*ms, 0, true)
+	expect(t, c, "probe", math.Round(floorProbeShare*c.probe.w), decFloorProbe)
+	for c.settling {
+		feed(c, int(c.w*2), 50*ms, 0, true)
+	}
+	feed(c, int(c.w*2), 50*ms, 0, true) // 200 ms of answers at half
+	feed(c, int(c.w*2), 50*ms, 0, true)
+	expect(t, c, "measured", 30, decFloor)
+	if got, want := time.Duration(c.floorMed), time.Duration(at(50*ms)); got != want {
+		t.Errorf("floor %v; want %v", got, want)
+	}
+}
+
 func TestModelIdleAndBlindChangeNothing(t *testing.T) {
 	c := newSemaphore(t, ConcurrencyConfig{MaxLimit: 100, InitialLimit: 10})
 	feed(c, 50, 20*ms, 0, false)
