@@ -467,6 +467,12 @@ func (c *controller) sloBreach(e evidence) bool {
 	return float64(e.over) > n*p+sloZ*math.Sqrt(n*p*(1-p))
 }
 
+// vegas is TCP Vegas' target for a window w: w grown by the gain, less the
+// share of the latency that is queue, and the one call it always adds.
+func vegas(gain, w float64, e evidence) float64 {
+	return gain*w*math.Max(0, 1-math.Max(0, e.wait)/e.mean) + queueCalls
+}
+
 // setWindow moves the window, and the limit shown: the window itself for a
 // semaphore; for a rate, what the window carries at the latency seen
 // (Little's law), with the gain's headroom.
@@ -602,7 +608,7 @@ func (c *controller) law(e evidence) decision {
 			c.settle()
 			return decFloorProbe
 		}
-		w := windowGain*held*math.Max(0, 1-math.Max(0, e.wait)/e.mean) + queueCalls
+		w := vegas(windowGain, held, e)
 		if w >= held || c.guess {
 			return decIdle
 		}
@@ -654,7 +660,7 @@ func (c *controller) law(e evidence) decision {
 	// Vegas: the window in force, grown by the gain, less the share of the
 	// latency that is queue; never more than twice what was in flight (a
 	// window the calls do not fill says nothing of the resource).
-	w := gain*c.w*math.Max(0, 1-math.Max(0, e.wait)/e.mean) + queueCalls
+	w := vegas(gain, c.w, e)
 	if w > c.w {
 		w = math.Max(math.Min(w, startupGain*held+queueCalls), c.w)
 	}

@@ -36,28 +36,29 @@ func (s *snapshot) mean() time.Duration {
 	if s.n == 0 {
 		return 0
 	}
+	return time.Duration(s.total() / float64(s.n))
+}
+
+// total is the sum of the recorded durations at bucket resolution, in
+// nanoseconds: the slot-time the answers held.
+func (s *snapshot) total() float64 {
 	var total float64
 	for i, c := range s.counts {
 		if c != 0 {
 			total += float64(c) * float64(histValue(i))
 		}
 	}
-	return time.Duration(total / float64(s.n))
+	return total
 }
 
 // slotMedian is the duration-weighted median: the latency of the answer a
 // slot picked at random is holding.
 func (s *snapshot) slotMedian() time.Duration {
-	var total float64
-	for i, c := range s.counts {
-		if c != 0 {
-			total += float64(c) * float64(histValue(i))
-		}
-	}
+	half := s.total() / 2
 	var seen float64
 	for i, c := range s.counts {
 		if c != 0 {
-			if seen += float64(c) * float64(histValue(i)); seen >= total/2 {
+			if seen += float64(c) * float64(histValue(i)); seen >= half {
 				return histValue(i)
 			}
 		}
