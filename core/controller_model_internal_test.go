@@ -192,18 +192,55 @@ func TestModelIdleAndBlindChangeNothing(t *testing.T) {
 }
 
 func TestModelRefusalsHalveTheWindowThenStartUp(t *testing.T) {
-	c := newSemaphore(t, ConcurrencyConfig{MaxLimit: 100, InitialLimit: 40, SLOTarget: 100 * ms})
+	c := newSemaphore(t, ConcurrencyConfig{MaxLimit: 200, InitialLimit: 40, SLOTarget: 100 * ms})
 	feed(c, 200, 20*ms, 0, true)
 	expect(t, c, "startup", 81, decStartup) // twice what was in flight (40), +1
 	feed(c, 0, 0, 30, true)
 	expect(t, c, "refused", 40.5, decRefused) // half of the window
 	feed(c, 0, 0, 30, true)
 	expect(t, c, "refused again", 20.25, decRefused)
-	// Answers again: what the window was before the outage says nothing of
-	// the resource after it, and the window starts up (TCP after a
-	// timeout): the window doubles, +1.
-	feed(c, 100, 20*ms, 0, true)
-	expect(t, c, "answers again", 2*20.25+1, decStartup)
+	// Answers again, 60 in flight: the window goes back to half what the
+	// refusals found (TCP's ssthresh, BBR's prior cwnd: an outage says
+	// nothing of what the resource holds), and starts up from there (TCP
+	// after a timeout): it doubles, +1. Without the restore it would
+	// double from the 20 the refusals left.
+	feed(c, 300, 20*ms, 0, true)
+	expect(t, c, "answers again", 2*40.5+1, decStartup)
+	if !c.cold || c.outage != 0 {
+		t.Fatalf("after the outage: cold %v, outage %.1f; want startup, and the outage forgotten", c.cold, c.outage)
+	}
+}
+
+func TestModelRefusalsBackOffTheRate(t *testing.T) {
+	// A rate limit lets out 1200 calls a second at 5 ms (its window of 20
+	// would carry 4800).
+	// A refused call comes back at once, and a window of one call would
+	// turn over every tick: the rate halves with each refused round,
+	// to a sixteenth of what it was, and never above what the halved
+	// window carries (a call at least, 240 a second).
+	c := newController(settingsFor(t, Config{MinRate: 1, MaxRate: 5000}))
+	c.probed, c.measured = clock.UnixNano()/int64(floorPeriod), true
+	c.anchor(float64(5*ms), float64(5*ms), samples(64, 5*ms))
+	c.w, c.limit, c.cold = 20, 1200, false
+	want, w := 1200.0, 20.0
+	for i := range 8 {
+		feed(c, 0, 0, 5, true)
+		w = math.Max(w/2, minWindow)
+		want = math.Min(math.Max(want/2, 1200.0/backoffDepth), windowGain*w/0.005)
+		if c.view.decision != decRefused || math.Abs(c.limit-want) > 0.5 {
+			t.Fatalf("refused round %d: limit %.1f (%v); want %.1f (refused)", i+1, c.limit, c.view.decision, want)
+		}
+	}
+	// MinRate is the floor when it is higher.
+	c = newController(settingsFor(t, Config{MinRate: 100, MaxRate: 5000}))
+	c.anchor(float64(5*ms), float64(5*ms), samples(64, 5*ms))
+	c.w, c.limit, c.cold = 20, 1200, false
+	for range 8 {
+		feed(c, 0, 0, 5, true)
+	}
+	if c.limit != 100 {
+		t.Fatalf("after 8 refused rounds: limit %.1f; want MinRate, 100", c.limit)
+	}
 }
 
 func TestModelSLOCutsAndLearnsTheTail(t *testing.T) {
