@@ -18,7 +18,7 @@ import (
 // how far a round's deciles (a round trip of roundSamples answers) sit above the
 // floor's, the fastest epoch of epochSamples answers as a slot sees it. Per round:
 //
-//	refused                                → window and rate × ½ (to 1/16); then startup from half the window
+//	refused                                → window and rate × ½ (to MinRate); then startup from half the window
 //	past the SLO (binomial, over its tail) → × 0.7 of what was in flight (Little's law); if the last
 //	                                         cut left as many past it, they are the resource's own tail
 //	demand filled the window               → w ← w + ½·(g·w·(1 − wait/mean) + 1 − w) (TCP Vegas; g = 1.2,
@@ -88,9 +88,8 @@ type controller struct {
 		on      bool
 		w, wait float64
 	}
-	// outage is the window and the rate refusals found, until answers
-	// come back.
-	outage, outageRate float64
+	// outage is the window refusals found, until answers come back.
+	outage float64
 	// lastDelivered is what got through in the last round, per second.
 	lastDelivered float64
 
@@ -234,17 +233,6 @@ const (
 	// still there, the wait is not the window's.
 	unmovedShare = 2.0 / 3
 	unmovedWait  = 0.9
-	// backoffDepth: each refused round halves a rate limit's rate (TCP's
-	// backoff), down to a sixteenth of the rate the refusals found, or
-	// MinRate if higher. A refused call comes back at once, and a window
-	// of one call turned over every tick: an outage got more calls than
-	// the resource answered before it (development out-174, 10 req/s:
-	// 17 a second into a 5.7 s outage, 61.7% inside; 79.8% with the
-	// backoff). Down to MinRate itself the first answers after an outage
-	// came up to a second late (the geometric mean of goodput 0.930,
-	// against 0.934 with the sixteenth; an eighth or a thirty-second is
-	// no different).
-	backoffDepth = 16
 	// restoreShare: when answers come back after refusals, the window is
 	// at least half what the refusals found (TCP's ssthresh, BBR's prior
 	// cwnd restored after recovery), and startup goes on from there:
@@ -595,18 +583,21 @@ func (c *controller) law(e evidence) decision {
 		}
 		if e.unreachable {
 			if c.outage == 0 {
-				c.outage, c.outageRate = c.w, c.limit
+				c.outage = c.w
 			}
 			limit := c.limit
 			c.setWindow(refusedCut*c.w, e)
 			if c.s.rate && uses("backoff") {
 				// A refused call comes back at once: a window of one
 				// call would turn over every tick, and an outage would
-				// get more calls than the resource answered before it.
+				// get more calls than the resource answered before it
+				// (development out-174, 10 req/s: 17 a second into a
+				// 5.7 s outage, 61.7% inside; 82.0% with the backoff).
 				// The rate halves each refused round instead (TCP's
-				// backoff), down to a sixteenth, never above what the
-				// window carries.
-				c.limit = math.Min(c.limit, math.Max(refusedCut*limit, math.Max(c.s.min, c.outageRate/backoffDepth)))
+				// backoff), never above what the window carries, down
+				// to MinRate: the probe rate Config documents for a
+				// dependency that is down.
+				c.limit = math.Min(c.limit, math.Max(refusedCut*limit, c.s.min))
 			}
 			c.shift.w, c.regain = 0, 0
 			if uses("restart") {

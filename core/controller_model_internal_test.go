@@ -213,33 +213,27 @@ func TestModelRefusalsHalveTheWindowThenStartUp(t *testing.T) {
 
 func TestModelRefusalsBackOffTheRate(t *testing.T) {
 	// A rate limit lets out 1200 calls a second at 5 ms (its window of 20
-	// would carry 4800).
-	// A refused call comes back at once, and a window of one call would
-	// turn over every tick: the rate halves with each refused round,
-	// to a sixteenth of what it was, and never above what the halved
-	// window carries (a call at least, 240 a second).
-	c := newController(settingsFor(t, Config{MinRate: 1, MaxRate: 5000}))
-	c.probed, c.measured = clock.UnixNano()/int64(floorPeriod), true
-	c.anchor(float64(5*ms), float64(5*ms), samples(64, 5*ms))
-	c.w, c.limit, c.cold = 20, 1200, false
-	want, w := 1200.0, 20.0
-	for i := range 8 {
-		feed(c, 0, 0, 5, true)
-		w = math.Max(w/2, minWindow)
-		want = math.Min(math.Max(want/2, 1200.0/backoffDepth), windowGain*w/0.005)
-		if c.view.decision != decRefused || math.Abs(c.limit-want) > 0.5 {
-			t.Fatalf("refused round %d: limit %.1f (%v); want %.1f (refused)", i+1, c.limit, c.view.decision, want)
+	// would carry 4800). A refused call comes back at once, and a window
+	// of one call would turn over every tick (240 calls a second here):
+	// the rate halves with each refused round instead, never above what
+	// the halved window carries, down to MinRate.
+	for _, minRate := range []float64{1, 100} {
+		c := newController(settingsFor(t, Config{MinRate: minRate, MaxRate: 5000}))
+		c.probed, c.measured = clock.UnixNano()/int64(floorPeriod), true
+		c.anchor(float64(5*ms), float64(5*ms), samples(64, 5*ms))
+		c.w, c.limit, c.cold = 20, 1200, false
+		want, w := 1200.0, 20.0
+		for i := range 12 {
+			feed(c, 0, 0, 5, true)
+			w = math.Max(w/2, minWindow)
+			want = math.Min(math.Max(want/2, minRate), windowGain*w/0.005)
+			if c.view.decision != decRefused || math.Abs(c.limit-want) > 0.01 {
+				t.Fatalf("MinRate %g, refused round %d: limit %.2f (%v); want %.2f (refused)", minRate, i+1, c.limit, c.view.decision, want)
+			}
 		}
-	}
-	// MinRate is the floor when it is higher.
-	c = newController(settingsFor(t, Config{MinRate: 100, MaxRate: 5000}))
-	c.anchor(float64(5*ms), float64(5*ms), samples(64, 5*ms))
-	c.w, c.limit, c.cold = 20, 1200, false
-	for range 8 {
-		feed(c, 0, 0, 5, true)
-	}
-	if c.limit != 100 {
-		t.Fatalf("after 8 refused rounds: limit %.1f; want MinRate, 100", c.limit)
+		if c.limit != minRate {
+			t.Fatalf("after 12 refused rounds: limit %.2f; want MinRate, %g", c.limit, minRate)
+		}
 	}
 }
 
