@@ -236,7 +236,10 @@ const (
 	// restoreShare: when answers come back after refusals, the window is
 	// at least half what the refusals found (TCP's ssthresh, BBR's prior
 	// cwnd restored after recovery), and startup goes on from there:
-	// refusals say nothing of what the resource holds.
+	// refusals say nothing of what the resource holds, and startup from
+	// a call or two takes seconds at rounds of half a second. One more
+	// inbound meet on the training, development and validation seeds;
+	// the whole window back met one fewer.
 	restoreShare = 0.5
 	// minWindow is the smallest window: one call.
 	minWindow = 1.0
