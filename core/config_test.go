@@ -25,9 +25,7 @@ func TestConfigValidate(t *testing.T) {
 		{"fixed rate", agilelimiter.Config{MinRate: 50, MaxRate: 50, InitialRate: 50}, ""},
 		{"everything set", agilelimiter.Config{
 			MinRate: 1, MaxRate: 100, InitialRate: 10, SLOTarget: time.Second, Anchor: agilelimiter.AnchorSLO,
-			TickInterval: time.Second, FastHalfLife: time.Second, SlowHalfLife: time.Minute,
-			TargetInflation: 0.5, Deadband: 0.1, Gain: 0.9, UpStep: 0.05, DownStep: 0.5,
-			SlowStartGain: 1, RecoverRamp: 0.5, MaxBaselineRise: 0.02, BackoffTicks: 3, RecoverTicks: 4,
+			TickInterval: time.Second,
 		}, ""},
 		{"MaxRate missing", agilelimiter.Config{}, "MaxRate"},
 		{"MaxRate negative", agilelimiter.Config{MaxRate: -1}, "MaxRate"},
@@ -40,22 +38,8 @@ func TestConfigValidate(t *testing.T) {
 		{"InitialRate negative", with(func(c *agilelimiter.Config) { c.InitialRate = -5 }), "InitialRate"},
 		{"negative SLOTarget", with(func(c *agilelimiter.Config) { c.SLOTarget = -time.Second }), "SLOTarget"},
 		{"negative TickInterval", with(func(c *agilelimiter.Config) { c.TickInterval = -1 }), "TickInterval"},
-		{"negative FastHalfLife", with(func(c *agilelimiter.Config) { c.FastHalfLife = -1 }), "FastHalfLife"},
-		{"negative SlowHalfLife", with(func(c *agilelimiter.Config) { c.SlowHalfLife = -1 }), "SlowHalfLife"},
 		{"AnchorSLO without SLOTarget", with(func(c *agilelimiter.Config) { c.Anchor = agilelimiter.AnchorSLO }), "SLOTarget"},
 		{"unknown Anchor", with(func(c *agilelimiter.Config) { c.Anchor = 7 }), "Anchor"},
-		{"DownStep 1", with(func(c *agilelimiter.Config) { c.DownStep = 1 }), "DownStep"},
-		{"DownStep negative", with(func(c *agilelimiter.Config) { c.DownStep = -0.1 }), "DownStep"},
-		{"Deadband 1", with(func(c *agilelimiter.Config) { c.Deadband = 1 }), "Deadband"},
-		{"Gain 1.5", with(func(c *agilelimiter.Config) { c.Gain = 1.5 }), "Gain"},
-		{"RecoverRamp 1", with(func(c *agilelimiter.Config) { c.RecoverRamp = 1 }), "RecoverRamp"},
-		{"UpStep negative", with(func(c *agilelimiter.Config) { c.UpStep = -0.01 }), "UpStep"},
-		{"UpStep NaN", with(func(c *agilelimiter.Config) { c.UpStep = math.NaN() }), "UpStep"},
-		{"SlowStartGain below 1", with(func(c *agilelimiter.Config) { c.SlowStartGain = 0.5 }), "SlowStartGain"},
-		{"TargetInflation negative", with(func(c *agilelimiter.Config) { c.TargetInflation = -1 }), "TargetInflation"},
-		{"MaxBaselineRise negative", with(func(c *agilelimiter.Config) { c.MaxBaselineRise = -1 }), "MaxBaselineRise"},
-		{"BackoffTicks negative", with(func(c *agilelimiter.Config) { c.BackoffTicks = -1 }), "BackoffTicks"},
-		{"RecoverTicks negative", with(func(c *agilelimiter.Config) { c.RecoverTicks = -1 }), "RecoverTicks"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			err := tc.cfg.Validate()
@@ -98,7 +82,9 @@ func TestConcurrencyConfigValidate(t *testing.T) {
 		{"InitialLimit above MaxLimit", agilelimiter.ConcurrencyConfig{MaxLimit: 10, InitialLimit: 11}, "InitialLimit"},
 		{"InitialLimit below MinLimit", agilelimiter.ConcurrencyConfig{MaxLimit: 10, MinLimit: 4, InitialLimit: 2}, "InitialLimit"},
 		{"InitialLimit negative", agilelimiter.ConcurrencyConfig{MaxLimit: 10, InitialLimit: -2}, "InitialLimit"},
-		{"shared knob", agilelimiter.ConcurrencyConfig{MaxLimit: 10, DownStep: 2}, "DownStep"},
+		{"negative SLOTarget", agilelimiter.ConcurrencyConfig{MaxLimit: 10, SLOTarget: -1}, "SLOTarget"},
+		{"negative TickInterval", agilelimiter.ConcurrencyConfig{MaxLimit: 10, TickInterval: -1}, "TickInterval"},
+		{"unknown Anchor", agilelimiter.ConcurrencyConfig{MaxLimit: 10, Anchor: 9}, "Anchor"},
 		{"AnchorSLO without SLOTarget", agilelimiter.ConcurrencyConfig{MaxLimit: 10, Anchor: agilelimiter.AnchorSLO}, "SLOTarget"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -124,7 +110,7 @@ func TestConcurrencyConfigValidate(t *testing.T) {
 }
 
 // Zero values mean the documented defaults: InitialRate is MaxRate/8, at
-// least MinRate; InitialLimit is MaxLimit/8, at least max(MinLimit, 1).
+// least MinRate; InitialLimit is half of MaxLimit, at least max(MinLimit, 1).
 func TestInitialDefaults(t *testing.T) {
 	for _, tc := range []struct {
 		cfg  agilelimiter.Config
@@ -143,9 +129,10 @@ func TestInitialDefaults(t *testing.T) {
 		cfg  agilelimiter.ConcurrencyConfig
 		want int
 	}{
-		{agilelimiter.ConcurrencyConfig{MaxLimit: 80}, 10},
-		{agilelimiter.ConcurrencyConfig{MaxLimit: 4}, 1},
-		{agilelimiter.ConcurrencyConfig{MaxLimit: 80, MinLimit: 20}, 20},
+		{agilelimiter.ConcurrencyConfig{MaxLimit: 80}, 40},
+		{agilelimiter.ConcurrencyConfig{MaxLimit: 4}, 2},
+		{agilelimiter.ConcurrencyConfig{MaxLimit: 1}, 1},
+		{agilelimiter.ConcurrencyConfig{MaxLimit: 80, MinLimit: 50}, 50},
 	} {
 		if got := agilelimiter.NewConcurrency(tc.cfg).Limit(); got != tc.want {
 			t.Errorf("%+v: initial limit %v; want %v", tc.cfg, got, tc.want)

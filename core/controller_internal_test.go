@@ -1,5 +1,3 @@
-//go:build !agilelimiter_model
-
 package agilelimiter
 
 import (
@@ -8,239 +6,455 @@ import (
 	"time"
 )
 
-// The controller is a pure step: these tables state the clock instead of
-// running one.
+// The window law, one reason at a time. Latencies are read at histogram
+// resolution: at(d) is what the histogram reads for d.
 
-func TestStepTable(t *testing.T) {
-	ms := time.Millisecond
-	type step struct {
-		hist      *snapshot
-		unreach   uint64
-		saturated bool
-		want      float64 // the limit after the step
-		dec       decision
-		delivered float64 // completions per second (rate limits); 0 unknown
-		admitted  float64 // grants per second (rate limits); 0 unknown
+const ms = time.Millisecond
+
+func at(d time.Duration) float64 { return float64(histValue(histIndex(d))) }
+
+// clock is a tick's time inside one floor period: no floor probe starts
+// unless a test moves it to the next period.
+var clock = time.Unix(0, 0).Add(1000*floorPeriod + floorPeriod/2)
+
+// newSemaphore returns the law of a ConcurrencyLimiter with cfg, with the
+// floor period of clock already probed, and the floor measured once.
+func newSemaphore(t *testing.T, cfg ConcurrencyConfig) *controller {
+	t.Helper()
+	s, err := cfg.settings()
+	if err != nil {
+		t.Fatal(err)
 	}
+	c := newController(s)
+	c.probed, c.measured = clock.UnixNano()/int64(floorPeriod), true
+	return c
+}
+
+// feed runs one tick of 100 ms in which n answers of latency d came back
+// (inflight/d of them a second) and demand filled the window if saturated.
+func feed(c *controller, n int, d time.Duration, unreachable uint64, saturated bool) {
+	c.step(tick{hist: samples(n, d), unreachable: unreachable, saturated: saturated,
+		dt: 100 * ms, now: clock, completions: float64(n) + float64(unreachable)})
+}
+
+func expect(t *testing.T, c *controller, step string, limit float64, dec decision) {
+	t.Helper()
+	if math.Abs(c.limit-limit) > 0.5 || c.view.decision != dec {
+		t.Fatalf("%s: limit %.1f (%v, window %.2f); want %.1f (%v)", step, c.limit, c.view.decision, c.w, limit, dec)
+	}
+}
+
+func TestModelStartupDoublesUntilAQueueBegins(t *testing.T) {
+	c := newSemaphore(t, ConcurrencyConfig{MaxLimit: 1000, InitialLimit: 10})
+	// 10 in flight at 20 ms: 50 answers a tick. No wait: ×2, +1.
+	feed(c, 50, 20*ms, 0, true)
+	expect(t, c, "first round", 21, decStartup)
+	// 21 in flight at 20 ms: still no wait.
+	feed(c, 105, 20*ms, 0, true)
+	expect(t, c, "second round", 43, decStartup)
+	if !c.cold {
+		t.Fatal("startup ended without a queue")
+	}
+	// A wait of 10 ms over a 20 ms floor: a queue begins. This round's
+	// doubling is the last, less the share of the latency that is queue,
+	// and it goes halfway, as Vegas does.
+	floor := c.floorHist
+	feed(c, 143, 30*ms, 0, true)
+	wait, mean := waitOf(samples(143, 30*ms), &floor), float64(samples(143, 30*ms).mean())
+	if wait < float64(8*ms) {
+		t.Fatalf("wait %v; want about 10 ms", time.Duration(wait))
+	}
+	expect(t, c, "queue begins", math.Round(43+smoothing*(2*43*(1-wait/mean)+queueCalls-43)), decStartup)
+	if c.cold {
+		t.Fatal("still in startup after a queue began")
+	}
+	// From now on Vegas: the gain, halfway there.
+	w := c.w
+	feed(c, 143, 30*ms, 0, true)
+	target := windowGain*w*(1-wait/mean) + queueCalls
+	expect(t, c, "vegas", math.Round(w+smoothing*(target-w)), decWindow)
+}
+
+func TestModelWindowHoldsWhereTheQueueIsASixth(t *testing.T) {
+	// A FIFO server of 10 workers at 20 ms (500/s) behind a window: the
+	// latency is 20 ms until the window passes 10, then grows by 2 ms a
+	// call. Vegas settles where the wait is what the gain allows.
+	c := newSemaphore(t, ConcurrencyConfig{MaxLimit: 1000, InitialLimit: 4})
+	for range 60 {
+		w := float64(c.limit)
+		lat := 20 * ms
+		if w > 10 {
+			lat = time.Duration(w / 500 * float64(time.Second))
+		}
+		feed(c, int(math.Min(w, 10)*5), lat, 0, true)
+	}
+	if c.limit < 10 || c.limit > 14 {
+		t.Fatalf("window %v after 60 rounds; want between the 10 workers and 14 (a sixth of the latency queued, and one call)", c.limit)
+	}
+}
+
+func TestModelWaitANarrowerWindowLeftHoldsIt(t *testing.T) {
+	// A resource whose every call got 2.5 times slower (a processor that
+	// lost capacity, with the calls in flight under its knee): the wait
+	// is there at any window. Vegas narrows the window while the wait may
+	// be its queue; once a third narrower has left nine tenths of it, the
+	// window holds instead of starving. When the latency comes back to
+	// the floor, Vegas grows it again.
+	c := newSemaphore(t, ConcurrencyConfig{MaxLimit: 100, InitialLimit: 30})
+	c.cold = false
+	feed(c, 100, 20*ms, 0, true) // the floor: 20 ms
+	c.w, c.limit = 30, 30
+	var held float64
+	for i := 0; i < 20 && c.view.decision != decUnmoved; i++ {
+		held = c.w
+		feed(c, int(c.w*2), 50*ms, 0, true)
+	}
+	if c.view.decision != decUnmoved {
+		t.Fatalf("window %.1f after 20 rounds of the same wait: %v; want it held", c.w, c.view.decision)
+	}
+	if c.w != held || c.w >= unmovedShare*30 || c.w < 0.5*30*unmovedShare {
+		t.Fatalf("held at %.1f (was %.1f); want the first window under two thirds of 30", c.w, held)
+	}
+	feed(c, int(c.w*2), 50*ms, 0, true)
+	expect(t, c, "still held", held, decUnmoved)
+	feed(c, int(c.w*5), 20*ms, 0, true)
+	if c.view.decision != decWindow || c.w <= held {
+		t.Errorf("back at the floor: %v, window %.1f; want Vegas to grow it past %.1f", c.view.decision, c.w, held)
+	}
+}
+
+func TestModelAQueueDemandDidNotFillIsMeasuredThenCut(t *testing.T) {
+	// 80 clients behind a window of 150 on a service whose floor is
+	// 20 ms: the first round already shows 80 ms (the floor's guess), and
+	// the window is never full. The first such round measures the floor
+	// with half of what is in flight; then Vegas narrows the window from
+	// what was in flight, though demand did not fill it.
+	c := newSemaphore(t, ConcurrencyConfig{MaxLimit: 300, InitialLimit: 150})
+	c.measured = false
+	feed(c, 100, 80*ms, 0, false) // 80 in flight at 80 ms: 1000/s
+	expect(t, c, "verify", math.Round(floorProbeShare*1000*at(80*ms)/float64(time.Second)), decFloorProbe)
+	for c.settling {
+		feed(c, 50, 20*ms, 0, true)
+	}
+	feed(c, 100, 20*ms, 0, true) // 200 ms of answers at half: the floor
+	feed(c, 100, 20*ms, 0, true)
+	expect(t, c, "measured", 150, decFloor)
+	feed(c, 100, 80*ms, 0, false)
+	if c.view.decision != decQueue || c.w >= 80 {
+		t.Fatalf("80 in flight at four times the floor: %v, window %.1f; want it under the 80 in flight", c.view.decision, c.w)
+	}
+	// Too few in flight for a probe to read a round: nothing changes.
+	c = newSemaphore(t, ConcurrencyConfig{MaxLimit: 300, InitialLimit: 150})
+	c.measured = false
+	feed(c, 10, 80*ms, 0, false) // 8 in flight
+	expect(t, c, "few in flight", 150, decIdle)
+}
+
+func TestModelALevelShiftTheProbeFindsGivesTheCutsBack(t *testing.T) {
+	// The resource got 2.5 times slower; Vegas narrowed the window from
+	// 30 until it held. The clock's floor probe reads the new floor: the
+	// cuts answered a level shift, not a queue, and the window goes back
+	// to where they began.
+	c := newSemaphore(t, ConcurrencyConfig{MaxLimit: 100, InitialLimit: 30})
+	c.cold = false
+	feed(c, 100, 20*ms, 0, true) // the floor: 20 ms
+	c.w, c.limit = 30, 30
+	for i := 0; i < 20 && c.view.decision != decUnmoved; i++ {
+		feed(c, int(c.w*2), 50*ms, 0, true)
+	}
+	if c.view.decision != decUnmoved || c.w >= 30 {
+		t.Fatalf("window %.1f, %v; want it narrowed, then held", c.w, c.view.decision)
+	}
+	c.probed-- // a new floor period
+	feed(c, int(c.w*2), 50*ms, 0, true)
+	expect(t, c, "probe", math.Round(floorProbeShare*c.probe.w), decFloorProbe)
+	for c.settling {
+		feed(c, int(c.w*2), 50*ms, 0, true)
+	}
+	feed(c, int(c.w*2), 50*ms, 0, true) // 200 ms of answers at half
+	feed(c, int(c.w*2), 50*ms, 0, true)
+	expect(t, c, "measured", 30, decFloor)
+	if got, want := time.Duration(c.floorMed), time.Duration(at(50*ms)); got != want {
+		t.Errorf("floor %v; want %v", got, want)
+	}
+}
+
+func TestModelIdleAndBlindChangeNothing(t *testing.T) {
+	c := newSemaphore(t, ConcurrencyConfig{MaxLimit: 100, InitialLimit: 10})
+	feed(c, 50, 20*ms, 0, false)
+	expect(t, c, "demand below the window", 10, decIdle)
+	feed(c, 0, 0, 0, true)
+	expect(t, c, "no answers", 10, decBlind)
+	feed(c, 3, 20*ms, 0, true)
+	expect(t, c, "three answers", 10, decGather)
+}
+
+func TestModelRefusalsHalveTheWindowThenStartUp(t *testing.T) {
+	c := newSemaphore(t, ConcurrencyConfig{MaxLimit: 200, InitialLimit: 40, SLOTarget: 100 * ms})
+	feed(c, 200, 20*ms, 0, true)
+	expect(t, c, "startup", 81, decStartup) // twice what was in flight (40), +1
+	feed(c, 0, 0, 30, true)
+	expect(t, c, "refused", 40.5, decRefused) // half of the window
+	feed(c, 0, 0, 30, true)
+	expect(t, c, "refused again", 20.25, decRefused)
+	// Answers again, 60 in flight: the window goes back to half what the
+	// refusals found (TCP's ssthresh, BBR's prior cwnd: an outage says
+	// nothing of what the resource holds), and starts up from there (TCP
+	// after a timeout): it doubles, +1. Without the restore it would
+	// double from the 20 the refusals left.
+	feed(c, 300, 20*ms, 0, true)
+	expect(t, c, "answers again", 2*40.5+1, decStartup)
+	if !c.cold || c.outage != 0 {
+		t.Fatalf("after the outage: cold %v, outage %.1f; want startup, and the outage forgotten", c.cold, c.outage)
+	}
+}
+
+func TestModelRefusalsBackOffTheRate(t *testing.T) {
+	// A rate limit lets out 1200 calls a second at 5 ms (its window of 20
+	// would carry 4800). A refused call comes back at once, and a window
+	// of one call would turn over every tick (240 calls a second here):
+	// the rate halves with each refused round instead, never above what
+	// the halved window carries, down to MinRate.
+	for _, minRate := range []float64{1, 100} {
+		c := newController(settingsFor(t, Config{MinRate: minRate, MaxRate: 5000}))
+		c.probed, c.measured = clock.UnixNano()/int64(floorPeriod), true
+		c.anchor(float64(5*ms), float64(5*ms), samples(64, 5*ms))
+		c.w, c.limit, c.cold = 20, 1200, false
+		want, w := 1200.0, 20.0
+		for i := range 12 {
+			feed(c, 0, 0, 5, true)
+			w = math.Max(w/2, minWindow)
+			want = math.Min(math.Max(want/2, minRate), windowGain*w/0.005)
+			if c.view.decision != decRefused || math.Abs(c.limit-want) > 0.01 {
+				t.Fatalf("MinRate %g, refused round %d: limit %.2f (%v); want %.2f (refused)", minRate, i+1, c.limit, c.view.decision, want)
+			}
+		}
+		if c.limit != minRate {
+			t.Fatalf("after 12 refused rounds: limit %.2f; want MinRate, %g", c.limit, minRate)
+		}
+	}
+}
+
+func TestModelSLOCutsAndLearnsTheTail(t *testing.T) {
+	c := newSemaphore(t, ConcurrencyConfig{MaxLimit: 100, InitialLimit: 20, SLOTarget: 100 * ms})
+	feed(c, 100, 20*ms, 0, true)
+	feed(c, 100, 20*ms, 0, true) // the pipe is not growing: startup ends
+	feed(c, 100, 20*ms, 0, true)
+	feed(c, 100, 20*ms, 0, true)
+	w := c.w
+	// 10 of 100 answers past the SLO: far more than 1% explains.
+	c.step(tick{hist: mix(90, 20*ms, 10, 200*ms), saturated: true, dt: 100 * ms, now: clock, completions: 100})
+	held := 1000 * mix(90, 20*ms, 10, 200*ms).mean().Seconds() // what was in flight: Little's law
+	expect(t, c, "breach", math.Round(congestionCut*math.Min(w, held)), decSLO)
+	cut := c.w
+	for c.settling {
+		feed(c, 10, 20*ms, 0, true)
+	}
+	// The cut left as many past the SLO: the resource's own tail. The
+	// window goes back, and the binomial test expects 10% from now on.
+	c.step(tick{hist: mix(90, 20*ms, 10, 200*ms), saturated: true, dt: 100 * ms, now: clock, completions: 100})
+	if c.view.decision != decTail || c.w <= cut {
+		t.Fatalf("after a cut that changed nothing: %v, window %.1f (cut to %.1f); want tail, back up", c.view.decision, c.w, cut)
+	}
+	c.step(tick{hist: mix(90, 20*ms, 10, 200*ms), saturated: true, dt: 100 * ms, now: clock, completions: 100})
+	if c.view.decision == decSLO {
+		t.Fatal("the resource's own tail still reads as a breach")
+	}
+}
+
+func TestModelFloorProbeRunsOnTheClock(t *testing.T) {
+	// Two limiters that started apart probe the floor at the same instant:
+	// the first full round of the next floor period of the clock.
+	for _, start := range []time.Duration{0, 1700 * ms} {
+		c := newSemaphore(t, ConcurrencyConfig{MaxLimit: 100, InitialLimit: 20})
+		c.cold = false
+		now := clock.Add(start)
+		var probedAt time.Time
+		for range 100 {
+			c.step(tick{hist: samples(100, 20*ms), saturated: true, dt: 100 * ms, now: now, completions: 100})
+			if c.view.decision == decFloorProbe && probedAt.IsZero() {
+				probedAt = now
+			}
+			now = now.Add(100 * ms)
+		}
+		next := time.Unix(0, (clock.UnixNano()/int64(floorPeriod)+1)*int64(floorPeriod))
+		if probedAt.IsZero() || probedAt.Sub(next) < 0 || probedAt.Sub(next) > 100*ms {
+			t.Errorf("started %v in: probed at %v; want the tick at the next floor period, %v", start, probedAt, next)
+		}
+	}
+}
+
+func TestModelFloorProbeMeasuresTheFloorUpOrDown(t *testing.T) {
+	// The floor moved from 20 to 50 ms (a level shift): the probe's round
+	// is the floor, and the window goes back to where it was.
+	c := newSemaphore(t, ConcurrencyConfig{MaxLimit: 100, InitialLimit: 20})
+	c.cold = false
+	feed(c, 100, 20*ms, 0, true)
+	c.w, c.limit = 20, 20
+	c.probed-- // a new floor period
+	feed(c, 40, 50*ms, 0, true)
+	expect(t, c, "probe", 10, decFloorProbe)
+	for c.settling {
+		feed(c, 20, 50*ms, 0, true)
+	}
+	feed(c, 20, 50*ms, 0, true) // 200 ms of answers at half the window
+	feed(c, 20, 50*ms, 0, true)
+	expect(t, c, "measured", 20, decFloor)
+	if got := time.Duration(c.floorMed); got != time.Duration(at(50*ms)) {
+		t.Errorf("floor %v; want the latency the probe saw, %v", got, time.Duration(at(50*ms)))
+	}
+}
+
+func TestModelFloorIsTheLatencySlotsSee(t *testing.T) {
+	// A flood of cheap calls far outnumbers the normal ones but holds few
+	// slots: judged by the latency a slot sees, its epoch is no faster, and
+	// the floor stays the normal route's. A service that got faster for
+	// every call lowers it.
+	c := newSemaphore(t, ConcurrencyConfig{MaxLimit: 100, InitialLimit: 50})
+	feed(c, 100, 20*ms, 0, false)
+	if got, want := time.Duration(c.floorMed), time.Duration(at(20*ms)); got != want {
+		t.Fatalf("floor %v; want %v", got, want)
+	}
+	c.step(tick{hist: mix(2000, 50*time.Microsecond, 20, 20*ms), dt: 100 * ms, now: clock, completions: 2020})
+	if got, want := time.Duration(c.floorMed), time.Duration(at(20*ms)); got != want {
+		t.Errorf("after the flood: floor %v; want the normal route's %v", got, want)
+	}
+	feed(c, 100, 15*ms, 0, false)
+	if got, want := time.Duration(c.floorMed), time.Duration(at(15*ms)); got != want {
+		t.Errorf("after every call got faster: floor %v; want %v", got, want)
+	}
+}
+
+func TestModelWaitIsTheDecilesRise(t *testing.T) {
+	floor := mix(80, 20*ms, 20, 1*ms) // a fifth of the calls are cheap
 	for _, tc := range []struct {
-		name  string
-		cfg   Config
-		steps []step
+		name string
+		r    *snapshot
+		want time.Duration
 	}{
-		{"slow start doubles while saturated", Config{MaxRate: 1000, InitialRate: 10}, []step{
-			{samples(10, 20*ms), 0, true, 20, decSlowStart, 0, 0},
-			{samples(10, 20*ms), 0, true, 40, decSlowStart, 0, 0},
-			{samples(10, 20*ms), 0, false, 40, decIdle, 0, 0},
-			{samples(10, 20*ms), 0, true, 80, decSlowStart, 0, 0},
-		}},
-		{"blind tick changes nothing", Config{MaxRate: 1000, InitialRate: 10}, []step{
-			{samples(0, 0), 0, true, 10, decBlind, 0, 0},
-			{samples(10, 20*ms), 0, true, 20, decSlowStart, 0, 0},
-		}},
-		{"congestion cuts proportionally, ends slow start, then probes additively", Config{MaxRate: 1000, InitialRate: 100}, []step{
-			{samples(10, 20*ms), 0, true, 200, decSlowStart, 0, 0}, // baseline 20ms, high 40ms
-			// fast jumps no faster than its EWMA: one tick at 100ms moves it part way
-			{samples(10, 150*ms), 0, true, proportional(200, 20*ms, 150*ms), decBackoff, 0, 0},
-			{samples(10, 150*ms), 0, true, proportional(200, 20*ms, 150*ms), decHold, 0, 0}, // one cut per 150ms round trip
-			// back under the window: return at once to 90% of the 200 that held
-			{samples(10, 20*ms), 0, true, 180, decReturn, 0, 0},
-			{samples(10, 20*ms), 0, true, 190, decProbe, 0, 0}, // then additive: +1% of the ceiling
-		}},
-		{"p99 above the SLO costs a full DownStep", Config{MaxRate: 1000, InitialRate: 100, SLOTarget: 50 * ms}, []step{
-			{samples(10, 10*ms), 0, true, 200, decSlowStart, 0, 0},
-			{mix(99, 10*ms, 2, 90*ms), 0, true, 140, decSLO, 0, 0},
-		}},
-		{"Unavailable with nothing to anchor to is a no-op", Config{MaxRate: 1000, InitialRate: 100}, []step{
-			{samples(0, 0), 50, true, 100, decBlind, 0, 0},
-		}},
-		{"Unavailable with an SLO backs off", Config{MaxRate: 1000, InitialRate: 100, SLOTarget: 50 * ms}, []step{
-			{samples(0, 0), 50, true, 70, decSLO, 0, 0},
-		}},
-		{"sparse evidence spends the blind ticks it covers", Config{MaxRate: 1000, InitialRate: 100, SLOTarget: 50 * ms}, []step{
-			{samples(0, 0), 0, true, 100, decBlind, 0, 0},
-			{samples(0, 0), 0, true, 100, decBlind, 0, 0},
-			{samples(0, 0), 1, true, 100 * 0.7 * 0.7 * 0.7, decSLO, 0, 0},
-		}},
-		{"the floor and the ceiling hold", Config{MinRate: 5, MaxRate: 30, InitialRate: 20, SLOTarget: 50 * ms}, []step{
-			{samples(10, 10*ms), 0, true, 30, decSlowStart, 0, 0},
-			{samples(0, 0), 100, true, 21, decSLO, 0, 0},
-			{samples(0, 0), 100, true, 14.7, decSLO, 0, 0},
-			{samples(0, 0), 100, true, 10.29, decSLO, 0, 0},
-			{samples(0, 0), 100, true, 7.203, decSLO, 0, 0},
-			{samples(0, 0), 100, true, 5.0421, decSLO, 0, 0},
-			{samples(0, 0), 100, true, 5, decSLO, 0, 0},
-		}},
-		{"slow start ends at a 25% latency rise, before any cut", Config{MaxRate: 1000, InitialRate: 100}, []step{
-			{samples(10, 20*ms), 0, true, 200, decSlowStart, 0, 0},
-			{samples(10, 30*ms), 0, true, 210, decProbe, 0, 0}, // additive, not doubled
-		}},
-		{"AnchorSLO forgives a level shift but not a growing queue", Config{MaxRate: 1000, InitialRate: 100, SLOTarget: 500 * ms, Anchor: AnchorSLO}, []step{
-			{samples(10, 20*ms), 0, true, 100, decHold, 0, 0},
-			{samples(10, 20*ms), 0, true, 200, decSlowStart, 0, 0},
-			{samples(10, 50*ms), 0, true, 200, decHold, 0, 0}, // past 2× baseline: no probe
-			{samples(10, 50*ms), 0, true, 200, decHold, 0, 0}, // flat: a level shift, no cut
-			{samples(10, 50*ms), 0, true, 200, decHold, 0, 0},
-			{samples(10, 60*ms), 0, true, 200, decHold, 0, 0},    // rising once
-			{samples(10, 70*ms), 0, true, 200, decHold, 0, 0},    // twice: growing, first congested tick
-			{samples(10, 80*ms), 0, true, 140, decBackoff, 0, 0}, // agreed (2 ticks under AnchorSLO): cut
-		}},
-		{"a rate limit cuts straight to what drains its queue, then waits, then returns", Config{MaxRate: 1000, InitialRate: 100}, []step{
-			{samples(10, 20*ms), 0, true, 200, decSlowStart, 100, 100},
-			// 200 sent, 100 back, 300 ms: ~57 queued, more than 100/s drains in
-			// 5 ticks; the target is the floor, a quarter of the throughput
-			{samples(10, 300*ms), 0, true, 25, decBackoff, 100, 200},
-			{samples(10, 300*ms), 0, true, 25, decHold, 100, 25}, // drains fast enough: wait
-			{samples(10, 20*ms), 0, true, 50, decReturn, 25, 25}, // back toward 90% of the 100 that got through
-			{samples(10, 20*ms), 0, true, 90, decReturn, 50, 50},
-			{samples(10, 20*ms), 0, true, 100, decProbe, 90, 90}, // then additive
-		}},
-		{"slow start grows by a quarter of its gain once latency rises an eighth", Config{MaxRate: 1000, InitialRate: 100}, []step{
-			{samples(10, 20*ms), 0, true, 200, decSlowStart, 0, 0},
-			{samples(10, 24*ms), 0, true, 200 * math.Pow(2, 0.25), decSlowStart, 0, 0}, // as HyStart++'s careful phase
-		}},
-		{"near the last limit that held, a probe waits for five answers", Config{MaxRate: 100, InitialRate: 40}, []step{
-			{samples(4, 20*ms), 0, true, 80, decSlowStart, 40, 40},
-			{samples(4, 300*ms), 0, true, 10, decBackoff, 40, 80}, // 40 got through: known
-			{samples(4, 300*ms), 0, true, 10, decHold, 40, 10},
-			{samples(4, 20*ms), 0, true, 20, decReturn, 20, 20},
-			{samples(4, 20*ms), 0, true, 36, decReturn, 36, 36},
-			{samples(4, 20*ms), 0, true, 37, decProbe, 36, 36},
-			{samples(4, 20*ms), 0, true, 37, decHold, 36, 36},  // 4 answers since
-			{samples(4, 20*ms), 0, true, 38, decProbe, 37, 37}, // 8
-			{samples(4, 20*ms), 0, true, 38, decHold, 38, 38},  // 4 again
-		}},
-		{"a slow start that overshoots drains at once", Config{MaxRate: 1000, InitialRate: 100}, []step{
-			{samples(10, 20*ms), 0, true, 200, decSlowStart, 100, 100},
-			// the doubling shows: 60 ms, and far more sent than comes back
-			{samples(10, 60*ms), 0, true, drainTarget(100, 20*ms, 60*ms, 200), decDrain, 100, 200},
-		}},
-		{"...but a slow start held at the ceiling only ends", Config{MaxRate: 100, InitialRate: 100}, []step{
-			{samples(10, 20*ms), 0, true, 100, decSlowStart, 100, 100},
-			{samples(10, 20*ms), 0, true, 100, decSlowStart, 100, 100},
-			{samples(10, 60*ms), 0, true, 100, decHold, 50, 100}, // a level shift delays the answers
-		}},
-		{"sending a quarter more than comes back drains under AnchorSLO too", Config{MaxRate: 1000, InitialRate: 100, SLOTarget: time.Second, Anchor: AnchorSLO}, []step{
-			{samples(10, 20*ms), 0, true, 100, decHold, 100, 100},
-			{samples(10, 20*ms), 0, true, 200, decSlowStart, 100, 100},
-			{samples(10, 30*ms), 0, true, 200, decHold, 200, 200}, // slow start ends on the rise, nothing overshot
-			{samples(10, 60*ms), 0, true, 200, decHold, 100, 200}, // once could be a level shift
-			// twice is a queue: ~10 queued drains in 5 ticks at 100 − 10/0.5
-			{samples(10, 60*ms), 0, true, drainTarget(100, 20*ms, 60*ms, 200), decDrain, 100, 200},
-		}},
-		{"a probe past what gets through holds", Config{MaxRate: 1000, InitialRate: 100}, []step{
-			{samples(10, 20*ms), 0, true, 200, decSlowStart, 100, 100},
-			{samples(10, 30*ms), 0, true, 210, decProbe, 200, 200}, // slow start ends on the rise
-			{samples(10, 30*ms), 0, true, 210, decHold, 200, 210},  // up a tenth on two ticks ago
-			{samples(10, 30*ms), 0, true, 220, decProbe, 200, 210},
-			{samples(10, 30*ms), 0, true, 220, decHold, 200, 220}, // the probes are not getting through
-		}},
-		{"a probe that gets through goes on", Config{MaxRate: 1000, InitialRate: 100}, []step{
-			{samples(10, 20*ms), 0, true, 200, decSlowStart, 100, 100},
-			{samples(10, 30*ms), 0, true, 210, decProbe, 200, 200},
-		}},
-		{"AnchorSLO returns through the deadband while everything gets through", Config{MaxRate: 1000, InitialRate: 100, SLOTarget: 100 * ms, Anchor: AnchorSLO}, []step{
-			{samples(10, 20*ms), 0, true, 100, decHold, 100, 100},
-			{samples(10, 20*ms), 0, true, 200, decSlowStart, 100, 100},
-			{samples(10, 150*ms), 0, true, 200, decHold, 200, 200},
-			{samples(10, 150*ms), 0, true, 140, decSLO, 200, 200},
-			{samples(10, 70*ms), 0, true, 140, decHold, 140, 140},   // in the deadband, but flat:
-			{samples(10, 70*ms), 0, true, 180, decReturn, 140, 140}, // return once agreed
-			{samples(10, 70*ms), 0, true, 180, decHold, 180, 180},   // no probe past the window
-		}},
-		{"...but not while calls pile up", Config{MaxRate: 1000, InitialRate: 100, SLOTarget: 100 * ms, Anchor: AnchorSLO}, []step{
-			{samples(10, 20*ms), 0, true, 100, decHold, 100, 100},
-			{samples(10, 20*ms), 0, true, 200, decSlowStart, 100, 100},
-			{samples(10, 150*ms), 0, true, 200, decHold, 200, 200},
-			{samples(10, 150*ms), 0, true, 140, decSLO, 200, 200},
-			{samples(10, 70*ms), 0, true, 140, decHold, 112, 140},
-			{samples(10, 70*ms), 0, true, 140, decHold, 112, 140},
-			{samples(10, 70*ms), 0, true, 140, decHold, 112, 140},
-		}},
-		{"a queue that grows a little each tick is congestion under AnchorSLO", Config{MaxRate: 1000, InitialRate: 100, SLOTarget: time.Second, Anchor: AnchorSLO, BackoffTicks: 1}, []step{
-			{samples(10, 20*ms), 0, true, 100, decHold, 200, 200},
-			{samples(10, 20*ms), 0, true, 200, decSlowStart, 200, 200},
-			{samples(10, 30*ms), 0, true, 200, decHold, 200, 200},
-			{samples(10, 43*ms), 0, true, 200, decHold, 200, 200}, // a level shift: no cut
-			{samples(10, 43*ms), 0, true, 200, decHold, 200, 200},
-			{samples(10, 43*ms), 0, true, 200, decHold, 200, 200},
-			{samples(10, 43*ms), 0, true, 200, decHold, 200, 200},
-			// a ramp too slow and noisy for two rises in a row...
-			{samples(10, 47*ms), 0, true, 200, decHold, 200, 200},
-			{samples(10, 49*ms), 0, true, 200, decHold, 200, 200},
-			{samples(10, 53*ms), 0, true, 200, decHold, 200, 200},
-			{samples(10, 53*ms), 0, true, 200, decHold, 200, 200},
-			{samples(10, 60*ms), 0, true, 200, decHold, 200, 200},
-			{samples(10, 60*ms), 0, true, 200, decHold, 200, 200},
-			// ...but three rises of a tenth over two ticks each: a queue
-			{samples(10, 66*ms), 0, true, 182.6, decBackoff, 200, 200},
-		}},
-		{"AnchorSLO agrees over two ticks", Config{MaxRate: 1000, InitialRate: 100, SLOTarget: 100 * ms, Anchor: AnchorSLO}, []step{
-			{samples(10, 10*ms), 0, true, 100, decHold, 0, 0},
-			{samples(10, 10*ms), 0, true, 200, decSlowStart, 0, 0},
-			{samples(10, 150*ms), 0, true, 200, decHold, 0, 0}, // p99 over the SLO, not yet agreed
-			{samples(10, 150*ms), 0, true, 140, decSLO, 0, 0},
-		}},
+		{"same mix, same latency", mix(80, 20*ms, 20, 1*ms), 0},
+		{"more cheap calls, no queue", mix(60, 20*ms, 40, 1*ms), 0},
+		{"fewer cheap calls, no queue", mix(95, 20*ms, 5, 1*ms), 0},
+		{"a queue of 10 ms", mix(80, 30*ms, 20, 11*ms), 10 * ms},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			c := newController(settingsFor(t, tc.cfg))
-			for i, st := range tc.steps {
-				got := c.step(tick{hist: st.hist, unreachable: st.unreach, saturated: st.saturated, delivered: st.delivered, admitted: st.admitted})
-				if math.Abs(got-st.want) > 0.01*st.want || c.view.decision != st.dec {
-					t.Fatalf("step %d: limit %.3f (%v); want %.3f (%v); view %+v", i, got, c.view.decision, st.want, st.dec, c.view)
-				}
+			got := time.Duration(waitOf(tc.r, floor))
+			if d := got - tc.want; d < -ms || d > ms {
+				t.Errorf("wait %v; want %v", got, tc.want)
 			}
 		})
 	}
 }
 
-// drainTarget is the limit a rate limit cuts to when it sends admitted per
-// second, thru come back, and the tick's p50 is p over a baseline b: what
-// drains the queue in drainTicks, at least a quarter of thru.
-func drainTarget(thru float64, b, p time.Duration, admitted float64) float64 {
-	bv, pv := histValue(histIndex(b)).Seconds(), histValue(histIndex(p)).Seconds()
-	queue := (pv-bv)*thru + (admitted-thru)*pv
-	return math.Max(thru-queue/(drainTicks*DefaultTickInterval.Seconds()), thru/4)
-}
-
-// proportional is the limit after one congested tick at p from a baseline
-// b under the default knobs, computed from the law itself: the fast EWMA
-// moves a third of the way (half-life two ticks), high is twice the baseline,
-// and the cut is Gain times the excess, at most DownStep.
-func proportional(limit float64, b, p time.Duration) float64 {
-	bv, pv := float64(histValue(histIndex(b))), float64(histValue(histIndex(p)))
-	fast := bv + (1-math.Exp2(-0.5))*(pv-bv)
-	high := 2 * bv
-	return limit * math.Max(1-0.5*(fast-high)/high, 0.7)
-}
-
-// The probe converges: two controllers with the same config, one at 20 and
-// one at 200, see the same congestion and the same healthy ticks; the gap
-// between them shrinks at every cut (by DownStep, and by the 90% of the quick
-// return to the last sustained limit). A multiplicative probe would keep their
-// 10:1 ratio for ever.
-func TestAdditiveProbeConverges(t *testing.T) {
-	cfg := Config{MaxRate: 1000, InitialRate: 20, SLOTarget: 50 * time.Millisecond}
-	a, b := newController(settingsFor(t, cfg)), newController(settingsFor(t, cfg))
-	b.limit = 200
-	a.cold, b.cold = false, false
-	healthy, congested := samples(10, 10*time.Millisecond), samples(10, 100*time.Millisecond)
-	gap0 := b.limit - a.limit
-	for range 60 {
-		for range 5 {
-			a.step(tick{hist: healthy, saturated: true})
-			b.step(tick{hist: healthy, saturated: true})
+func TestModelPaceLetsOutWhatTheWindowHasRoomFor(t *testing.T) {
+	for _, tc := range []struct {
+		name           string
+		inflight, done float64 // calls out after the tick, and back in it
+		want           float64
+	}{
+		{"room: what it holds, and what came back", 5, 50, 750},
+		{"more room than the limit: the limit", 0, 100, 800},
+		{"full: what came back", 30, 30, 300},
+		{"past it by what came back: MinRate", 60, 30, 1},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			c := newController(settingsFor(t, Config{MinRate: 1, MaxRate: 1000}))
+			c.w, c.limit, c.inflight = 30, 800, tc.inflight
+			if got := c.pace(tick{hist: samples(0, 0), dt: 100 * ms, completions: tc.done}); math.Abs(got-tc.want) > 1e-6 {
+				t.Errorf("pace %.2f; want %.2f", got, tc.want)
+			}
+		})
+	}
+	t.Run("a semaphore gets its window", func(t *testing.T) {
+		c := newSemaphore(t, ConcurrencyConfig{MaxLimit: 100, InitialLimit: 50})
+		c.inflight = 1000
+		if got := c.pace(tick{hist: samples(0, 0), dt: 100 * ms}); got != 50 {
+			t.Errorf("pace %.2f; want the window, 50", got)
 		}
-		a.step(tick{hist: congested, saturated: true}) // p99 over the SLO: both cut by DownStep
-		b.step(tick{hist: congested, saturated: true})
-		a.step(tick{hist: healthy, saturated: false})
-		b.step(tick{hist: healthy, saturated: false})
+	})
+}
+
+func TestModelCallsNeverReportedAreForgotten(t *testing.T) {
+	// Ten calls let out and never reported (a Take without Observe, a Do
+	// whose function panicked) fill a window of ten. Past the horizon of
+	// lostTime they are forgotten, and the window lets calls out
+	// again rather than MinRate for good.
+	c := newController(settingsFor(t, Config{MinRate: 1, MaxRate: 1000}))
+	c.w, c.limit = 10, 500
+	tk := tick{hist: samples(0, 0), dt: c.s.tick, admitted: 10 / c.s.tick.Seconds()}
+	c.step(tk)
+	if got := c.pace(tk); got != 1 {
+		t.Fatalf("pace %.2f with the window full; want MinRate, 1", got)
 	}
-	gap := b.limit - a.limit
-	t.Logf("gap %.1f → %.3f after 60 cycles (limits %.1f, %.1f)", gap0, gap, a.limit, b.limit)
-	if gap > 0.01*gap0 {
-		t.Errorf("gap %.1f from %.1f; want it to shrink toward 0", gap, gap0)
+	tk.admitted = 1 // MinRate
+	for range len(c.sent) {
+		c.step(tk)
 	}
-	if a.limit >= 1000 || a.limit < 50 {
-		t.Errorf("limits %.1f: the cycle never exercised the law between floor and ceiling", a.limit)
+	// In flight now: what went out at MinRate over the horizon, 6.4 calls.
+	room := (10 - lostTime.Seconds()) / c.s.tick.Seconds()
+	if got := c.pace(tk); got < 0.9*room {
+		t.Errorf("pace %.2f after %d ticks; want the window's room again (%.0f/s)", got, len(c.sent), room)
+	}
+}
+
+func TestModelRegainAfterTheSLOBreakEnds(t *testing.T) {
+	// A window of 40 at 20 ms; then every answer is past the SLO for a
+	// while, and the cuts take the window down to a few calls. When the
+	// answers are back at the floor, the window doubles each round (no
+	// smoothing) until half what the first cut found, then Vegas again.
+	c := newSemaphore(t, ConcurrencyConfig{MaxLimit: 100, InitialLimit: 40, SLOTarget: 100 * ms})
+	c.cold = false
+	feed(c, 100, 20*ms, 0, true) // the floor: 20 ms
+	c.w, c.limit = 40, 40
+	for range 6 {
+		feed(c, 40, 150*ms, 0, true) // the break
+		for c.settling {
+			feed(c, 0, 0, 0, true)
+		}
+	}
+	if c.w > 8 || c.regain != refusedCut*40 {
+		t.Fatalf("after the break: window %.1f, regain %.1f; want a few calls, and 20 to regain", c.w, c.regain)
+	}
+	for c.w < c.regain {
+		w := c.w
+		feed(c, 20, 20*ms, 0, true)
+		expect(t, c, "regain", math.Round(math.Min(2*w, c.regain)), decRegain)
+	}
+	feed(c, 100, 20*ms, 0, true)
+	if c.view.decision != decWindow || c.regain != 0 {
+		t.Errorf("at half the window the break found: %v, regain %.1f; want Vegas again", c.view.decision, c.regain)
+	}
+}
+
+func TestModelQueueLeavesTheSLORoom(t *testing.T) {
+	// With the floor's p99 at 40 ms, Vegas' sixth of the latency (7 ms of
+	// a 44 ms mean) would keep a queue whose wait, added to the floor's
+	// tail, breaks an SLO of 46 ms: the queue it keeps is the room the SLO
+	// leaves. With an SLO of a second, Vegas is as it was.
+	for _, tc := range []struct {
+		slo  time.Duration
+		room float64 // nanoseconds of queue the law keeps at most
+	}{
+		{46 * ms, float64(46*ms) - at(40*ms)},
+		{time.Second, 0},
+	} {
+		c := newSemaphore(t, ConcurrencyConfig{MaxLimit: 1000, InitialLimit: 20, SLOTarget: tc.slo})
+		c.cold = false
+		feed(c, 100, 40*ms, 0, true) // the floor: 40 ms
+		c.w, c.limit = 20, 20
+		r := samples(100, 44*ms) // a round with 4 ms of queue
+		c.step(tick{hist: r, saturated: true, dt: 100 * ms, now: clock, completions: 100})
+		mean, wait := float64(r.mean()), waitOf(r, &c.floorHist)
+		gain := windowGain
+		if tc.room > 0 {
+			if tc.room >= mean*(1-1/windowGain) {
+				t.Fatalf("SLO %v: room %v is not below Vegas' queue", tc.slo, time.Duration(tc.room))
+			}
+			gain = mean / (mean - tc.room)
+		}
+		want := 20 + smoothing*(gain*20*(1-wait/mean)+queueCalls-20)
+		if c.view.decision != decWindow || math.Abs(c.w-want) > 1e-9 {
+			t.Errorf("SLO %v: %v, window %.3f; want window, %.3f (gain %.3f)", tc.slo, c.view.decision, c.w, want, gain)
+		}
 	}
 }

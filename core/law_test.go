@@ -1,5 +1,3 @@
-//go:build agilelimiter_model
-
 package agilelimiter_test
 
 import (
@@ -170,11 +168,8 @@ func TestSharedQueueIsNotALevelShift(t *testing.T) {
 		j := jain(rates...)
 		t.Logf("last %v: median round trip %v, rates %.1f %.1f %.1f req/s, Jain %.3f; floors %v %v %v",
 			window, median, rates[0], rates[1], rates[2], j, lims[0].Stats().Baseline, lims[1].Stats().Baseline, lims[2].Stats().Baseline)
-		// TestFairShares asks 0.95 of the shipped law; the model law lands
-		// between 0.93 and 1.00 here, by the order goroutines woken at one
-		// instant run in: 0.9 is what this test holds it to until then.
-		if j < 0.9 {
-			t.Errorf("Jain fairness %.3f; want ≥ 0.9", j)
+		if j < 0.95 {
+			t.Errorf("Jain fairness %.3f; want ≥ 0.95", j)
 		}
 		if median > 40*time.Millisecond {
 			t.Errorf("median round trip %v; want inside the window, 40 ms", median)

@@ -33,8 +33,9 @@ func classifyRefused(err error) agilelimiter.Outcome {
 
 // A port that refuses every call fails instantly. Classified Unreachable, the
 // failures back the rate off to MinRate and it never rises; unclassified, they
-// read as a fast healthy dependency and the rate climbs. The second half is the
-// failure mode the Outcome exists for.
+// read as instant answers and the rate never backs off: the limiter keeps
+// sending a dead port what it sent a live one. The second half is the failure
+// mode the Outcome exists for.
 func TestRefusedPort(t *testing.T) {
 	run := func(t *testing.T, classify func(error) agilelimiter.Outcome) (maxRate, final float64) {
 		synctest.Test(t, func(t *testing.T) {
@@ -70,8 +71,8 @@ func TestRefusedPort(t *testing.T) {
 	})
 	t.Run("unclassified", func(t *testing.T) {
 		_, final := run(t, nil)
-		if final < 300 {
-			t.Errorf("unclassified refusals: rate %.1f req/s; the documented failure mode is a climb far above 50", final)
+		if final < 50 {
+			t.Errorf("unclassified refusals: rate %.1f req/s; the documented failure mode is a rate that never backs off from 50", final)
 		}
 	})
 }
@@ -111,8 +112,10 @@ func TestUnavailableNeedsAnAnchor(t *testing.T) {
 	})
 }
 
-// Cold start doubles: 10 → 500 req/s against a healthy dependency in at most
-// 7 ticks, where +5% a tick would need about 80.
+// Cold start doubles: 10 → 500 req/s against a healthy dependency within
+// 1.2 s, where +5% a tick would need about 8 s. The law doubles its window once
+// a round trip of answers, and the first round, at 10 calls a second, closes
+// after half a second with what it has.
 func TestColdStart(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		lim := agilelimiter.New(agilelimiter.Config{MaxRate: 500, InitialRate: 10})
@@ -121,51 +124,18 @@ func TestColdStart(t *testing.T) {
 		dep := &dependency{base: 20 * time.Millisecond, capacity: 100000}
 		stop := make(chan struct{})
 		wait := workers(64, stop, func() { _ = lim.Do(dep.call) })
-		ticks := -1
-		sampleEvery(2*time.Second, func(i int) {
-			if ticks < 0 && lim.Rate() == 500 {
-				ticks = i
+		start, at := time.Now(), time.Duration(-1)
+		sampleEvery(2*time.Second, func(int) {
+			if at < 0 && lim.Rate() == 500 {
+				at = time.Since(start)
 			}
 		})
-		t.Logf("10 → 500 req/s in %d ticks", ticks)
-		if ticks < 0 || ticks > 7 {
-			t.Errorf("cold start took %d ticks; want ≤ 7", ticks)
+		t.Logf("10 → 500 req/s in %v", at)
+		if at < 0 || at > 1200*time.Millisecond {
+			t.Errorf("cold start took %v; want ≤ 1.2 s", at)
 		}
 		close(stop)
 		wait()
-	})
-}
-
-// A benign rise (the dependency got slower, not fuller) from 20 to 50 ms under
-// a 200 ms SLO. AnchorBaseline reads it as congestion, the documented price of
-// anchoring on the baseline; AnchorSLO tolerates anything under 160 ms and does
-// not move.
-func TestBenignRise(t *testing.T) {
-	run := func(t *testing.T, anchor agilelimiter.Anchor) (before, lowest float64) {
-		synctest.Test(t, func(t *testing.T) {
-			lim := agilelimiter.New(agilelimiter.Config{
-				MaxRate: 500, InitialRate: 10, SLOTarget: 200 * time.Millisecond, Anchor: anchor,
-			})
-			lim.Start()
-			defer lim.Stop()
-			lowest = math.Inf(1)
-			before = levelShift(lim, 10*time.Second, func(int) { lowest = math.Min(lowest, lim.Rate()) })
-			lowest = math.Min(lowest, before)
-			t.Logf("%v: %.1f req/s at 20 ms, lowest %.1f req/s after the rise to 50 ms, now %.1f", anchor, before, lowest, lim.Rate())
-		})
-		return before, lowest
-	}
-	t.Run("AnchorBaseline", func(t *testing.T) {
-		before, lowest := run(t, agilelimiter.AnchorBaseline)
-		if before != 500 || lowest > 0.8*before {
-			t.Errorf("AnchorBaseline: %.1f → lowest %.1f; want the rise read as congestion (a cut of 20%% or more)", before, lowest)
-		}
-	})
-	t.Run("AnchorSLO", func(t *testing.T) {
-		before, lowest := run(t, agilelimiter.AnchorSLO)
-		if before != 500 || lowest != before {
-			t.Errorf("AnchorSLO: %.1f → lowest %.1f; want no movement", before, lowest)
-		}
 	})
 }
 
@@ -174,7 +144,7 @@ func TestBenignRise(t *testing.T) {
 func TestCeilingNeverExceeded(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		const maxRate = 100
-		lim := agilelimiter.New(agilelimiter.Config{MaxRate: maxRate, InitialRate: maxRate, RecoverRamp: 0.9, UpStep: 0.5})
+		lim := agilelimiter.New(agilelimiter.Config{MaxRate: maxRate, InitialRate: maxRate})
 		lim.Start()
 		defer lim.Stop()
 		var mu sync.Mutex
@@ -276,9 +246,13 @@ func TestTakeContext(t *testing.T) {
 			lim := agilelimiter.New(agilelimiter.Config{MinRate: 2, MaxRate: 2, InitialRate: 2})
 			lim.Start()
 			defer lim.Stop()
-			lim.Take()
-			lim.Observe(100 * time.Millisecond) // the dependency takes 100ms
-			time.Sleep(tick)                    // one tick: Fast is 100ms
+			for range 2 {
+				lim.Take()
+				lim.Observe(100 * time.Millisecond) // the dependency takes 100ms
+			}
+			// A round closes with what it has after half a second: its p99,
+			// 100ms, is the round trip a slot must leave room for.
+			time.Sleep(600 * time.Millisecond)
 			first := lim.Take()
 			tight, cancel := context.WithDeadline(context.Background(), first.Add(550*time.Millisecond))
 			defer cancel()
@@ -315,10 +289,11 @@ func TestTakeContext(t *testing.T) {
 }
 
 // A rate change applies at once to callers already waiting: with hundreds
-// queued and the rate doubled, the next slot comes at the new spacing.
+// queued and the rate cut by a round of refusals, the next slots come at
+// the new spacing.
 func TestRateChangeReachesWaiters(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		lim := agilelimiter.New(agilelimiter.Config{MaxRate: 100, InitialRate: 10, MinRate: 10})
+		lim := agilelimiter.New(agilelimiter.Config{MaxRate: 100, InitialRate: 20, MinRate: 2, SLOTarget: 100 * time.Millisecond})
 		var mu sync.Mutex
 		var grants []time.Time
 		var wg sync.WaitGroup
@@ -332,13 +307,13 @@ func TestRateChangeReachesWaiters(t *testing.T) {
 				mu.Unlock()
 			}()
 		}
-		time.Sleep(time.Second) // ~10 granted at 10 req/s
+		time.Sleep(time.Second) // ~20 granted at 20 req/s
 		synctest.Wait()
 		lim.Start() // the controller now sees a saturated, blind limiter...
 		lim.Stop()
-		// ...so drive the rate through the manual path: healthy samples and a tick.
+		// ...so drive the rate through the manual path: refusals and a tick.
 		for range 20 {
-			lim.Observe(time.Millisecond)
+			lim.Unavailable()
 		}
 		lim.Start()
 		time.Sleep(tick)
@@ -352,11 +327,11 @@ func TestRateChangeReachesWaiters(t *testing.T) {
 		after := len(grants)
 		mu.Unlock()
 		t.Logf("rate %.0f req/s; %d granted before the change, %d in the second after", rate, before, after-before)
-		if rate != 20 {
-			t.Fatalf("rate %.1f; want the slow-start doubling to 20", rate)
+		if rate > 10 {
+			t.Errorf("rate %.1f; want a round of refusals to halve 20 at least", rate)
 		}
-		if n := after - before; n < 19 || n > 21 {
-			t.Errorf("%d slots in the second after the change; want ~20 (the waiters must speed up at once)", n)
+		if n := after - before; math.Abs(float64(n)-rate) > 1 {
+			t.Errorf("%d slots in the second after the change; want ~%.0f (the waiters must slow down at once)", n, rate)
 		}
 		lim.Start()
 		defer lim.Stop()
@@ -390,8 +365,10 @@ func TestDoMeasuresRoundTripNotWait(t *testing.T) {
 }
 
 // Several instances of the same configuration share one dependency with no
-// shared view. The additive probe makes them converge to equal shares (AIMD)
-// whose sum stays near the dependency's capacity.
+// shared view. Vegas keeps the same queue of each, the cuts are
+// multiplicative and the floor probes fall on the same instants of the clock,
+// so they converge to equal shares whose sum stays near the dependency's
+// capacity.
 func TestFairShares(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		const capacity = 300.0
@@ -415,7 +392,7 @@ func TestFairShares(t *testing.T) {
 // when the bubble ends.
 func TestStartStop(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		lim := agilelimiter.New(agilelimiter.Config{MaxRate: 100})
+		lim := agilelimiter.New(agilelimiter.Config{MaxRate: 100, TickInterval: tick})
 		lim.Start()
 		lim.Start()
 		time.Sleep(3*tick + tick/2)

@@ -179,7 +179,7 @@ func TestNewRefusal(t *testing.T) {
 func TestRecord(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		in := agilelimiter.NewConcurrency(agilelimiter.ConcurrencyConfig{MaxLimit: 10, SLOTarget: time.Second})
-		out := agilelimiter.New(agilelimiter.Config{MaxRate: 10, SLOTarget: time.Second})
+		out := agilelimiter.New(agilelimiter.Config{MaxRate: 10, SLOTarget: time.Second, TickInterval: tick})
 		in.Start()
 		out.Start()
 		defer in.Stop()

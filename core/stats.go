@@ -3,8 +3,8 @@ package agilelimiter
 import "time"
 
 // Stats is a limiter's state for dashboards and alerts. The controller's view
-// (Limit, Baseline, Fast, High, P50, P99, Samples, Unreachable, Decision,
-// WaitP99, PeakInFlight) is as of the last tick; the counters and gauges
+// (Limit, Baseline, High, P50, P99, Samples, Unreachable, Decision, WaitP99,
+// PeakInFlight) is as of the last tick; the counters and gauges
 // (Admitted, Rejected*, Canceled, Waiting, InFlight) are live.
 //
 // The four numbers that make a limiter operable are Admitted, the rejections,
@@ -14,24 +14,32 @@ type Stats struct {
 	// Limit is the current limit: req/s for a Limiter, requests in flight for
 	// a ConcurrencyLimiter.
 	Limit float64
-	// Baseline is the slow EWMA of p50: what "normal" latency is.
+	// Baseline is the floor: the unloaded latency (the median of the fastest
+	// epoch of 64 answers as a slot sees it, re-measured every 5 s by a floor
+	// probe). A queue is read as the wait above it.
 	Baseline time.Duration
-	// Fast is the fast EWMA of p50, the signal compared with the window.
-	Fast time.Duration
-	// High is the top of the tolerated window at the last tick.
+	// High is the latency an Unavailable call is recorded at: twice the floor
+	// under AnchorBaseline, 0.8 of SLOTarget under AnchorSLO (see [Anchor]).
 	High time.Duration
-	// P50 and P99 are the last tick's quantiles, synthetic samples included.
+	// P50 and P99 are the quantiles of the last round of answers (a round
+	// trip with at least eight, or half a second), synthetic samples
+	// included. P99 is also the round trip TakeContext leaves room for.
 	P50, P99 time.Duration
-	// Samples is the number of samples in the last tick, synthetic ones
+	// Samples is the number of answers in the last tick, synthetic ones
 	// included. 0 means the controller is blind and changed nothing.
 	Samples int
 	// Unreachable is how many of Samples were synthetic (Unavailable calls).
 	Unreachable int
-	// Decision says what the last tick did: "blind", "hold", "idle" (healthy
-	// but the limit was not used up), "probe", "return" (quickly back toward
-	// the last limit the resource sustained), "slow-start", "ramp", "backoff",
-	// "slo-backoff" or "drain" (a rate limit sent a quarter more than came
-	// back while a queue showed, and cut to what drains it).
+	// Decision says what the last tick did, one reason each: "blind" (no
+	// answers), "gather" (a round is under way), "settle" (after a cut, the
+	// answers still come from before it), "refused" (Unavailable answers:
+	// the window halves), "slo" (more answers past SLOTarget than 1%
+	// explains: the window cut to 0.7 of what was in flight), "tail" (the
+	// resource's own share past the SLO), "floor-probe" and "floor" (the
+	// floor measured at half the window), "idle" (demand did not fill the
+	// window), "queue" (it did not, but queued), "startup" (doubling),
+	// "regain" (doubling back after SLO cuts), "window" (TCP Vegas' step) or
+	// "unmoved" (a narrower window left the wait: held).
 	Decision string
 	// Ticks counts controller ticks since Start.
 	Ticks uint64

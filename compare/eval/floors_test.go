@@ -1,24 +1,24 @@
-//go:build !agilelimiter_model
-
 package eval_test
 
 import "github.com/agilelimiter/agilelimiter/compare/eval"
 
-// Measured with the current controller (core at 9504eee, default build,
-// that is without the agilelimiter_model tag) on the quick set, 8 outbound
-// and 7 inbound scenarios, processor sharing simulated event by event:
+// Measured with the window law (the default since the switch: a Limiter ticking
+// every 20ms, rounds closed at half a second, regain after SLO cuts) on the
+// quick set, 8 outbound and 7 inbound scenarios:
 //
-//	outbound agile        of-oracle median 0.61, inside worst 66.7%, goal 3 of 8
-//	outbound agile-slo    of-oracle median 0.79, inside worst 66.2%, goal 3 of 8
+//	outbound agile        of-oracle median 1.01, inside worst 82.4%, goal 7 of 8
+//	outbound agile-slo    of-oracle median 1.01, inside worst 82.4%, goal 7 of 8 (the same law)
 //	outbound xrate        of-oracle median 0.39, inside worst  5.1%, goal 0 of 8
-//	inbound  agile        of-oracle median 0.81, inside worst 85.2%, goal 4 of 7
+//	inbound  agile        of-oracle median 0.95, inside worst 87.1%, goal 5 of 7
 //	inbound  failsafe-go  of-oracle median 0.78, inside worst 35.8%, goal 2 of 7
 //
-// The floors sit a little below. They catch a regression; they are not the
-// goal (≥ 90% inside, ≥ 0.8 of the oracle in every scenario), and are to be
-// raised as the new law lands.
+// The floors sit a little below: a change to the law that loses what it
+// gained over the shipped one (whose floors are in floors_test.go) fails
+// here. They are not the goal; they rise as the law does. (With ticks of
+// 100ms the outbound figures were 0.94, 74.2% and 5 of 8; inbound's worst
+// inside fell from 88.0% to 84.0% with regain, and is 87.1% now.)
 var floors = []floor{
-	{eval.Outbound, "agile", 0.55, 0.60, 2},
-	{eval.Outbound, "agile-slo", 0.70, 0.60, 2},
-	{eval.Inbound, "agile", 0.75, 0.80, 3},
+	{eval.Outbound, "agile", 0.90, 0.78, 6},
+	{eval.Outbound, "agile-slo", 0.90, 0.78, 6},
+	{eval.Inbound, "agile", 0.85, 0.80, 4},
 }

@@ -44,14 +44,14 @@ func TraceTicks(w io.Writer, sc *Scenario) Result {
 		return RunInbound(sc, InboundArm{Name: "agile", New: func(sc *Scenario) Admitter {
 			l := agilelimiter.NewConcurrency(agilelimiter.ConcurrencyConfig{MaxLimit: sc.MaxLimit, SLOTarget: sc.SLO})
 			l.Start()
-			t.start(l.Stats, "peak", nil)
+			t.start(l.Stats, "peak", nil, agilelimiter.DefaultTickInterval)
 			return tracedAdmitter{agileAdmitter{l}, t}
 		}})
 	}
 	return RunOutbound(sc, OutboundArm{Name: "agile", New: func(sc *Scenario) Pacer {
 		l := agilelimiter.New(agilelimiter.Config{MaxRate: sc.MaxRate, SLOTarget: sc.SLO})
 		l.Start()
-		t.start(l.Stats, "wait", l.Rate)
+		t.start(l.Stats, "wait", l.Rate, agilelimiter.DefaultRateTickInterval)
 		return tracedPacer{agilePacer{l}, t}
 	}})
 }
@@ -65,8 +65,8 @@ type tracer struct {
 }
 
 // rate, when not nil, is what a rate limit paces at now: the limit, or less
-// while too many calls are in flight.
-func (t *tracer) start(stats func() agilelimiter.Stats, gauge string, rate func() float64) {
+// while too many calls are in flight; every is the limiter's tick.
+func (t *tracer) start(stats func() agilelimiter.Stats, gauge string, rate func() float64, every time.Duration) {
 	t.quit, t.done = make(chan struct{}), make(chan struct{})
 	begin := time.Now()
 	fmt.Fprintf(t.w, "%7s %8s %8s %5s %9s %9s %9s %9s %4s %s\n", "time", "limit", "paced", gauge, "p50", "p99", "floor", "high", "n", "decision")
@@ -75,7 +75,7 @@ func (t *tracer) start(stats func() agilelimiter.Stats, gauge string, rate func(
 		var last uint64
 		// Twice a controller tick: every tick is seen, at most half a
 		// tick late.
-		tick := time.NewTicker(agilelimiter.DefaultTickInterval / 2)
+		tick := time.NewTicker(every / 2)
 		defer tick.Stop()
 		for {
 			select {

@@ -6,6 +6,8 @@ import (
 	"testing"
 	"testing/synctest"
 	"time"
+
+	agilelimiter "github.com/agilelimiter/agilelimiter/core"
 )
 
 func TestScenarioByName(t *testing.T) {
@@ -55,9 +57,14 @@ func TestTraceTicksWritesEveryTick(t *testing.T) {
 				ticks++
 			}
 		}
-		// 5 s of 100 ms ticks, and the run ends when the last call is done.
-		if ticks < 45 || ticks > 80 {
-			t.Errorf("%s: %d tick lines in a 5 s run; want about 50:\n%s", name, ticks, out.String())
+		// 5 s of ticks (20ms for a rate limit, 100ms for a concurrency
+		// limit), and the run ends when the last call is done.
+		want := 5 * time.Second / agilelimiter.DefaultTickInterval
+		if sc.Direction == Outbound {
+			want = 5 * time.Second / agilelimiter.DefaultRateTickInterval
+		}
+		if ticks < int(want)*9/10 || ticks > int(want)*8/5 {
+			t.Errorf("%s: %d tick lines in a 5 s run; want about %d:\n%s", name, ticks, want, out.String())
 		}
 		if traced.Sent != plain.Sent || traced.Good != plain.Good {
 			t.Errorf("%s: traced run sent %d, good %d; the plain one %d, %d", name, traced.Sent, traced.Good, plain.Sent, plain.Good)

@@ -78,13 +78,6 @@ func SLOConfig(sc *Scenario) agilelimiter.Config {
 	return agilelimiter.Config{MaxRate: sc.MaxRate, SLOTarget: sc.SLO, Anchor: agilelimiter.AnchorSLO}
 }
 
-// RampConfig is SLOConfig with RecoverRamp 0.5.
-func RampConfig(sc *Scenario) agilelimiter.Config {
-	c := SLOConfig(sc)
-	c.RecoverRamp = 0.5
-	return c
-}
-
 // Uber returns an arm pacing at a fixed rate with go.uber.org/ratelimit and
 // its defaults (slack 10). Its clock is the time package's, through
 // benbjohnson/clock's real clock, so it runs on the bubble's virtual time.
@@ -207,7 +200,6 @@ func Arms() []Arm {
 	return []Arm{
 		Agile("agile-baseline", BaselineConfig),
 		Agile("agile-slo", SLOConfig),
-		Agile("agile-slo-ramp", RampConfig),
 		Uber(100),
 		Uber(140),
 		XRate(140),

@@ -25,90 +25,87 @@ func fast(name string, d time.Duration) sim.Scenario {
 	}
 }
 
-// ticksTo runs arm in sc and returns the controller tick at which the rate
-// first reached at least target (0 if never), following it every 10ms.
-func ticksTo(sc sim.Scenario, arm sim.Arm, target float64) uint64 {
-	var at uint64
-	sim.RunWatch(sc, arm, 10*time.Millisecond, func(_ time.Duration, g sim.Gate) {
-		if l := sim.Limiter(g); at == 0 && l.Rate() >= target {
-			at = l.Stats().Ticks
+// timeTo runs arm in sc and returns the virtual time at which the rate first
+// reached at least target (0 if never), following it every 10ms.
+func timeTo(sc sim.Scenario, arm sim.Arm, target float64) time.Duration {
+	var at time.Duration
+	sim.RunWatch(sc, arm, 10*time.Millisecond, func(t time.Duration, g sim.Gate) {
+		if at == 0 && sim.Limiter(g).Rate() >= target {
+			at = t
 		}
 	})
 	return at
 }
 
-// Seed: cold start 10 → 500 req/s takes 80 ticks at +5%/tick, 6 with doubling.
+// Seed: cold start 10 → 500 req/s takes 80 ticks at +5%/tick, 6 with doubling
+// (0.6 s at the seed's 100ms tick). The law doubles its window once a round
+// trip of answers until a queue begins, so the time is what counts, not the
+// ticks: from a rate that sends a call every 100ms, a round of answers takes
+// most of the first half second.
 func TestColdStart(t *testing.T) {
 	sc := fast("cold-start", 12*time.Second)
-	doubling := sim.Agile("doubling", func(sc *sim.Scenario) agilelimiter.Config {
+	arm := sim.Agile("startup", func(sc *sim.Scenario) agilelimiter.Config {
 		return agilelimiter.Config{MinRate: 1, MaxRate: sc.MaxRate, InitialRate: 10}
 	})
-	// The original probe: +5% a tick, no slow start. SlowStartGain 1.05 with a
-	// negligible additive step is exactly that while nothing is congested.
-	fivePercent := sim.Agile("+5%", func(sc *sim.Scenario) agilelimiter.Config {
-		return agilelimiter.Config{MinRate: 1, MaxRate: sc.MaxRate, InitialRate: 10, SlowStartGain: 1.05, UpStep: 1e-9}
-	})
-	var dbl, pct uint64
-	synctest.Test(t, func(t *testing.T) { dbl = ticksTo(sc, doubling, 500) })
-	synctest.Test(t, func(t *testing.T) { pct = ticksTo(sc, fivePercent, 500) })
-	t.Logf("cold start 10 → 500 req/s: doubling %d ticks (seed 6), +5%%/tick %d ticks (seed 80)", dbl, pct)
-	if dbl == 0 || dbl > 7 {
-		t.Errorf("doubling reached 500 req/s after %d ticks, want 1..7", dbl)
+	var at time.Duration
+	synctest.Test(t, func(t *testing.T) { at = timeTo(sc, arm, 500) })
+	t.Logf("cold start 10 → 500 req/s: %v (seed: 0.6 s doubling, 8 s at +5%%/tick)", at)
+	if at == 0 || at > time.Second {
+		t.Errorf("startup reached 500 req/s after %v, want within 1 s", at)
 	}
-	if pct < 70 || pct > 90 {
-		t.Errorf("+5%%/tick reached 500 req/s after %d ticks, want about 80", pct)
+}
+
+// meanGoodput is the arm's answers inside the SLO per second over [from, to)
+// of its run.
+func meanGoodput(r sim.Result, from, to time.Duration) float64 {
+	sum, n := 0.0, 0
+	for _, p := range r.Series {
+		if p.T >= from && p.T < to {
+			sum += p.Goodput
+			n++
+		}
 	}
+	return sum / float64(max(n, 1))
 }
 
 // Seed: AnchorBaseline, 20 ms service, 200 ms SLO, a benign rise to 50 ms:
 // 500 → 10 req/s in 26 ticks and 88 ticks to return; AnchorSLO does not move.
+// The law reads the rise as a queue until a floor probe re-measures the floor
+// (every 5 s), holds once a narrower window left the wait where it was, and
+// gives the cuts back when the probe finds the floor risen: issue 13 asks for
+// ≥ 0.8 of the rate before within 10 s of the shift, under either anchor.
 func TestBenignRiseCollapse(t *testing.T) {
 	const rise = 2 * time.Second
 	sc := fast("benign-rise", 30*time.Second)
 	sc.Base = sim.Step(rise, 20*time.Millisecond, 50*time.Millisecond)
-	cfg := func(a agilelimiter.Anchor) func(*sim.Scenario) agilelimiter.Config {
-		return func(sc *sim.Scenario) agilelimiter.Config {
+	for _, a := range []agilelimiter.Anchor{agilelimiter.AnchorBaseline, agilelimiter.AnchorSLO} {
+		arm := sim.Agile(a.String(), func(sc *sim.Scenario) agilelimiter.Config {
 			return agilelimiter.Config{MinRate: 10, MaxRate: sc.MaxRate, InitialRate: sc.MaxRate, SLOTarget: sc.SLO, Anchor: a}
-		}
-	}
-	type trace struct {
-		low       float64
-		lowTick   uint64 // ticks after the rise to the lowest rate
-		backTicks uint64 // ticks after the rise to be back at ≥ 95% of MaxRate
-	}
-	follow := func(arm sim.Arm) trace {
-		tr := trace{low: 1e9}
-		var riseTick uint64
-		sim.RunWatch(sc, arm, 10*time.Millisecond, func(at time.Duration, g sim.Gate) {
-			l := sim.Limiter(g)
-			r, ticks := l.Rate(), l.Stats().Ticks
-			switch {
-			case at < rise:
-				riseTick = ticks
-			case r < tr.low:
-				tr.low, tr.lowTick, tr.backTicks = r, ticks-riseTick, 0
-			case tr.backTicks == 0 && tr.low < 475 && r >= 475:
-				tr.backTicks = ticks - riseTick
-			}
 		})
-		return tr
-	}
-	var base, slo trace
-	synctest.Test(t, func(t *testing.T) { base = follow(sim.Agile("baseline", cfg(agilelimiter.AnchorBaseline))) })
-	synctest.Test(t, func(t *testing.T) { slo = follow(sim.Agile("slo", cfg(agilelimiter.AnchorSLO))) })
-	t.Logf("benign rise 20 → 50 ms, AnchorBaseline: 500 → %.0f req/s, %d ticks after the rise (seed: → 10 in 26); back to ≥475 %d ticks after the rise (seed: 26+88)",
-		base.low, base.lowTick, base.backTicks)
-	t.Logf("benign rise 20 → 50 ms, AnchorSLO: lowest rate %.0f req/s (seed: does not move)", slo.low)
-	// AnchorBaseline's known price: a benign rise past twice the baseline
-	// reads as congestion until the baseline catches up.
-	if base.low > 400 {
-		t.Errorf("AnchorBaseline held %.0f req/s through a rise past twice its baseline; it should back off", base.low)
-	}
-	if base.backTicks == 0 {
-		t.Errorf("AnchorBaseline did not return to 475 req/s within the run after a benign rise")
-	}
-	if slo.low < 475 {
-		t.Errorf("AnchorSLO moved to %.0f req/s on a benign rise inside the SLO", slo.low)
+		var r sim.Result
+		synctest.Test(t, func(t *testing.T) { r = sim.Run(sc, arm) })
+		before := meanGoodput(r, rise-time.Second, rise)
+		// back is when a second of goodput is at 0.8 × before again, after the
+		// last second below it.
+		var back time.Duration
+		low := before
+		for at := rise; at+time.Second <= sc.Duration; at += 100 * time.Millisecond {
+			g := meanGoodput(r, at, at+time.Second)
+			low = min(low, g)
+			if g < 0.8*before {
+				back = -1
+			} else if back < 0 {
+				back = at + time.Second - rise
+			}
+		}
+		t.Logf("benign rise 20 → 50 ms, %v: %.0f answers/s inside before, lowest second %.0f/s, back to ≥ 0.8 × before %v after the rise (seed: AnchorBaseline 500 → 10 req/s and 11.4 s back; AnchorSLO does not move)",
+			a, before, low, back)
+		if before < 400 {
+			t.Errorf("%v: %.0f answers/s inside before the rise; the dependency never binds at 500", a, before)
+		}
+		if back < 0 || back > 10*time.Second {
+			t.Errorf("%v: goodput back to 0.8 × before %v after a benign rise; want within 10 s", a, back)
+		}
 	}
 }
 

@@ -77,9 +77,6 @@ func main() {
 		MinRate:   20,                     // the outage probe rate
 		MaxRate:   1000,                   // what we promise the dependency at most
 		SLOTarget: 100 * time.Millisecond, // p99 guard; also anchors Unreachable before the first sample
-		// Climb back multiplicatively while latency is far below the window,
-		// rather than 1% of MaxRate a tick.
-		RecoverRamp: 0.5,
 	})
 	lim.Start()
 	defer lim.Stop()

@@ -1,5 +1,3 @@
-//go:build agilelimiter_model
-
 package httpserver_test
 
 import (

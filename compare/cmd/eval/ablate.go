@@ -10,7 +10,7 @@ import (
 )
 
 // runAblation evaluates the agile arms on the seed sets with every rule of
-// the model law, then with each named rule turned off in turn
+// the law, then with each named rule turned off in turn
 // (AGILELIMITER_ABLATE, read by an ablation build of core; a+b turns off
 // both at once), and prints one
 // line per rule and set: the figures the issue's goal is judged by, and how

@@ -1,4 +1,4 @@
-//go:build agilelimiter_model && agilelimiter_ablate
+//go:build agilelimiter_ablate
 
 package main
 

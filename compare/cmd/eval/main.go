@@ -13,25 +13,25 @@
 // sweeps are read from and added to: they do not depend on the limiter, so
 // a tuning loop runs
 //
-//	go run -tags agilelimiter_model ./compare/cmd/eval -set training -out "" -arms agile,agile-slo -sweeps /tmp/sweeps.json
+//	go run ./compare/cmd/eval -set training -out "" -arms agile,agile-slo -sweeps /tmp/sweeps.json
 //
 // in seconds once the first run has filled the file. The two named scenarios run
 // every time and are reported apart.
 //
-// -ablate names rules of the model law to turn off one at a time (a+b turns
+// -ablate names rules of the law to turn off one at a time (a+b turns
 // off both): the command evaluates the agile arms with every rule, then
 // without each, and prints the figures each rule protects. It needs core
 // built so that it reads AGILELIMITER_ABLATE, which only the tag
 // agilelimiter_ablate does:
 //
-//	go run -tags agilelimiter_model,agilelimiter_ablate ./compare/cmd/eval -set training -sweeps /tmp/sweeps.json -ablate gate,floor-probe
+//	go run -tags agilelimiter_ablate ./compare/cmd/eval -set training -sweeps /tmp/sweeps.json -ablate gate,floor-probe
 //
 // -trace runs one scenario (a named one, or out-N / in-N for the scenario
 // seed N draws) with the project's limiter alone and prints what its
 // controller read, held and decided at every tick, then the run's figures:
 // the way to see why a scenario of the evaluation misses its goal.
 //
-//	go run -tags agilelimiter_model ./compare/cmd/eval -trace out-9
+//	go run ./compare/cmd/eval -trace out-9
 //
 // The simulator runs inside testing/synctest bubbles, which exist only under
 // a *testing.T, so the evaluation runs as the single test of a testing.Main,
@@ -60,7 +60,7 @@ func main() {
 	out := flag.String("out", filepath.Join("docs", "compare"), "directory to write eval.md to (empty: none)")
 	verbose := flag.Bool("v", false, "print every scenario's figures")
 	only := flag.String("arms", "", "comma-separated arms to run, e.g. agile,agile-slo (empty: all); the oracle always runs")
-	ablate := flag.String("ablate", "", "comma-separated rules of the model law to turn off one at a time (a+b: both at once), with the figures each protects (needs -tags agilelimiter_model,agilelimiter_ablate)")
+	ablate := flag.String("ablate", "", "comma-separated rules of the law to turn off one at a time (a+b: both at once), with the figures each protects (needs -tags agilelimiter_ablate)")
 	trace := flag.String("trace", "", "run one scenario (a named one, out-N or in-N) with the agile arm alone and print its controller's every tick")
 	cache := flag.String("sweeps", "", "JSON file to take the oracle's sweeps from and add new ones to (empty: none): the sweeps do not depend on the limiter, so tuning runs reuse them")
 	flag.Parse()
@@ -86,7 +86,7 @@ func main() {
 
 	rules := splitNonEmpty(*ablate)
 	if len(rules) > 0 && !ablation {
-		fmt.Fprintln(os.Stderr, "eval: -ablate needs a build with -tags agilelimiter_model,agilelimiter_ablate")
+		fmt.Fprintln(os.Stderr, "eval: -ablate needs a build with -tags agilelimiter_ablate")
 		os.Exit(2)
 	}
 
