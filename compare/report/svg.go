@@ -18,8 +18,8 @@ const (
 	plotW         = width - left - right
 )
 
-// SVG writes one scenario's chart: above, each arm's pace against the
-// dependency's capacity (dashed black); below, each arm's p99 per 250 ms of
+// SVG writes one scenario's chart: above, what each arm sent per second (per
+// 250 ms) against the dependency's capacity (dashed black); below, each arm's p99 per 250 ms of
 // sending time against the SLO (dashed black), on a scale capped at the
 // client timeout.
 func SVG(w io.Writer, sc sim.Scenario, cells []sim.Cell) {
@@ -32,7 +32,7 @@ func SVG(w io.Writer, sc sim.Scenario, cells []sim.Cell) {
 	maxRate := 0.0
 	for _, c := range cells {
 		for _, p := range c.Series {
-			maxRate = math.Max(maxRate, math.Max(p.Rate, p.Capacity))
+			maxRate = math.Max(maxRate, math.Max(p.Sent, p.Capacity))
 		}
 	}
 	maxRate = niceCeil(maxRate)
@@ -40,7 +40,7 @@ func SVG(w io.Writer, sc sim.Scenario, cells []sim.Cell) {
 
 	y0 := float64(top)
 	y1 := float64(top + panelH + gap)
-	axes(w, y0, "req/s", maxRate, dur)
+	axes(w, y0, "sent req/s", maxRate, dur)
 	axes(w, y1, "p99 ms", maxLat, dur)
 
 	x := func(t time.Duration) float64 { return left + t.Seconds()/dur*plotW }
@@ -63,7 +63,7 @@ func SVG(w io.Writer, sc sim.Scenario, cells []sim.Cell) {
 		col := palette[i%len(palette)]
 		var rate, lat []string
 		for _, p := range c.Series {
-			rate = append(rate, fmt.Sprintf("%.1f,%.1f", x(p.T), yr(p.Rate)))
+			rate = append(rate, fmt.Sprintf("%.1f,%.1f", x(p.T), yr(p.Sent)))
 			if p.P99 > 0 {
 				lat = append(lat, fmt.Sprintf("%.1f,%.1f", x(p.T), yl(p.P99)))
 			}

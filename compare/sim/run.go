@@ -42,6 +42,10 @@ type Point struct {
 	T time.Duration
 	// Rate is the arm's pace at T; Capacity the dependency's.
 	Rate, Capacity float64
+	// Sent is the calls the arm let out per second during the step: what
+	// the dependency was offered, which a window law's pace (a gate that
+	// refills a tick at a time) does not show at one instant.
+	Sent float64
 	// P99 is the p99 of calls sent during the step (0 when none reached the
 	// dependency).
 	P99 time.Duration
@@ -149,10 +153,12 @@ func summarize(sc *Scenario, calls []call, series []Point) Result {
 		reach  []time.Duration
 		bucket = make([][]time.Duration, len(series))
 		goodAt = make([]int, len(series))
+		sentAt = make([]int, len(series))
 	)
 	originGood := 0
 	for _, c := range calls {
 		i := min(int(c.at/SeriesStep), len(series)-1)
+		sentAt[i]++
 		if c.status == Hit {
 			r.Hits++
 		} else if c.status == Answered && c.d <= sc.SLO {
@@ -182,6 +188,7 @@ func summarize(sc *Scenario, calls []call, series []Point) Result {
 	for i := range series {
 		series[i].P99 = Quantile(bucket[i], 0.99)
 		series[i].Goodput = float64(goodAt[i]) / SeriesStep.Seconds()
+		series[i].Sent = float64(sentAt[i]) / SeriesStep.Seconds()
 	}
 	return r
 }
