@@ -9,8 +9,8 @@ import (
 	"time"
 )
 
-// chart draws the outbound run as an SVG: the limiter's rate against the
-// dependency's capacity on top, the round-trip p99 against the SLO below,
+// chart draws the outbound run as an SVG: what the limiter let out against
+// the dependency's capacity on top, the round-trip p99 against the SLO below,
 // with the phases marked. Hand-written, to keep the examples module free of
 // plotting dependencies.
 func chart(r *outboundRun) []byte {
@@ -30,13 +30,14 @@ func chart(r *outboundRun) []byte {
 	secs := r.length.Seconds()
 	x := func(t float64) float64 { return left + (width-left-right)*t/secs }
 
-	// The data: the limiter's rate and the capacity every sample; what was
-	// sent and the latencies per bucket.
+	// The data: the capacity every sample; what was sent and the latencies
+	// per bucket. (The limiter's pace at one instant is not drawn: its gate
+	// refills a tick at a time with what came back, and swings from nothing
+	// to the ceiling within a round trip.)
 	type point struct{ t, v float64 }
-	var rate, capacity, sent, p99, p50 []point
+	var capacity, sent, p99, p50 []point
 	r.mu.Lock()
 	for _, s := range r.samples {
-		rate = append(rate, point{s.at.Seconds(), s.rate})
 		capacity = append(capacity, point{s.at.Seconds(), s.capacity})
 	}
 	r.mu.Unlock()
@@ -65,7 +66,7 @@ func chart(r *outboundRun) []byte {
 		return m
 	}
 	sloMs := float64(slo) / 1e6
-	yMax1 := niceCeil(1.1 * maxOf(rate, capacity, sent))
+	yMax1 := niceCeil(1.1 * maxOf(capacity, sent))
 	yMax2 := niceCeil(math.Min(math.Max(maxOf(p99), 1.5*sloMs), 4*sloMs))
 
 	panel := func(top, h, yMax float64, unit, title string) func(float64) float64 {
@@ -118,9 +119,8 @@ func chart(r *outboundRun) []byte {
 
 	y1 := panel(top1, h1, yMax1, "", "requests per second")
 	line(capacity, y1, "#bbbbbb", 6)
-	line(sent, y1, "#7fbf7f", 1.5)
-	line(rate, y1, "#1f5fbf", 2)
-	legend(top1, "dependency capacity", "#bbbbbb", "limiter rate", "#1f5fbf", "sent (per 0.5s)", "#7fbf7f")
+	line(sent, y1, "#1f5fbf", 2)
+	legend(top1, "dependency capacity", "#bbbbbb", "sent through the limiter (per 0.5s)", "#1f5fbf")
 
 	y2 := panel(top2, h2, yMax2, "ms", "round-trip latency (per 0.5s), limiter wait excluded")
 	fmt.Fprintf(&b, `<line x1="%.1f" y1="%.1f" x2="%.1f" y2="%.1f" stroke="#d62728" stroke-dasharray="6 4"/>`+"\n", left, y2(sloMs), width-right, y2(sloMs))

@@ -15,7 +15,7 @@ func TestChartIsWellFormed(t *testing.T) {
 	sc, _ := findScenario("drop-recover")
 	r := &outboundRun{sc: sc, length: 4 * time.Second, demand: 150}
 	for at := time.Duration(0); at < r.length; at += 100 * time.Millisecond {
-		r.samples = append(r.samples, sample{at: at, rate: 50, capacity: sc.capacityAt(at, r.length)})
+		r.samples = append(r.samples, sample{at: at, capacity: sc.capacityAt(at, r.length)})
 		if at < time.Second || at >= 2*time.Second { // nothing answered in [1s, 2s)
 			r.calls = append(r.calls, call{end: at, rtt: 30 * time.Millisecond, outcome: answered})
 		}
@@ -35,9 +35,9 @@ func TestChartIsWellFormed(t *testing.T) {
 			polylines++
 		}
 	}
-	// capacity, sent, rate, then p50 and p99 each split in two by the gap.
-	if polylines != 7 {
-		t.Errorf("%d polylines; want 7 (3 rate series, p50 and p99 in two pieces each)", polylines)
+	// capacity and sent, then p50 and p99 each split in two by the gap.
+	if polylines != 6 {
+		t.Errorf("%d polylines; want 6 (capacity and sent, p50 and p99 in two pieces each)", polylines)
 	}
 	if !strings.Contains(string(svg), "drop-recover") {
 		t.Error("the title does not name the scenario")

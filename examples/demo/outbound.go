@@ -53,7 +53,6 @@ type call struct {
 // sample is the limiter's state at one instant.
 type sample struct {
 	at       time.Duration
-	rate     float64 // Limiter.Rate
 	capacity float64 // what the dependency could serve then
 }
 
@@ -117,18 +116,18 @@ func runOutbound(sc scenario, length time.Duration, demand float64, w io.Writer)
 	arrived := arrivals(begin, length, demand, &callers, func() { r.callOnce(client, url, begin) })
 
 	// The schedule, the samples and the live line.
-	fmt.Fprintf(w, "%7s %8s %8s %8s %7s %7s %7s %9s %7s %8s\n",
-		"time", "capacity", "rate", "sent", "p50", "p99", "SLO", "refused", "503s", "decision")
+	fmt.Fprintf(w, "%7s %8s %8s %7s %7s %7s %9s %7s %8s\n",
+		"time", "capacity", "sent", "p50", "p99", "SLO", "refused", "503s", "decision")
 	drive(arrived, begin, func(at time.Duration) {
 		c := sc.capacityAt(at, length)
 		dep.setCapacity(c)
 		r.mu.Lock()
-		r.samples = append(r.samples, sample{at: at, rate: lim.Rate(), capacity: c})
+		r.samples = append(r.samples, sample{at: at, capacity: c})
 		r.mu.Unlock()
 	}, func(at time.Duration) {
 		win := r.window(at-time.Second, at)
-		fmt.Fprintf(w, "%6.1fs %6.0f/s %6.0f/s %6.0f/s %7s %7s %7s %7.0f/s %5.0f/s %8s\n",
-			at.Seconds(), sc.capacityAt(at, length), lim.Rate(), win.sentPerSec(), ms(win.p50), ms(win.p99), ms(slo),
+		fmt.Fprintf(w, "%6.1fs %6.0f/s %6.0f/s %7s %7s %7s %7.0f/s %5.0f/s %8s\n",
+			at.Seconds(), sc.capacityAt(at, length), win.sentPerSec(), ms(win.p50), ms(win.p99), ms(slo),
 			float64(win.n[refused])/win.seconds(), float64(win.n[shed])/win.seconds(), lim.Stats().Decision)
 	})
 	r.final = lim.Stats() // as the run ends, before the last callers drain
@@ -174,7 +173,6 @@ type stretch struct {
 	n        [failed + 1]int
 	p50, p99 time.Duration // round trips of calls answered 200 or timed out
 	inSLO    int           // calls answered 200 within the SLO
-	rate     float64       // mean Limiter.Rate
 	capacity float64       // mean capacity
 }
 
@@ -204,32 +202,30 @@ func (r *outboundRun) window(from, to time.Duration) stretch {
 	var k int
 	for _, x := range r.samples {
 		if x.at >= from && x.at < to {
-			s.rate += x.rate
 			s.capacity += x.capacity
 			k++
 		}
 	}
 	r.mu.Unlock()
 	if k > 0 {
-		s.rate /= float64(k)
 		s.capacity /= float64(k)
 	}
 	s.p50, s.p99 = quantile(rtts, 0.5), quantile(rtts, 0.99)
 	return s
 }
 
-// settledRate is the mean limiter rate over the second half of phase i, once
-// the controller has had time to react to the phase's capacity.
+// settledRate is what the limiter let out per second over phase i from 2 s
+// into it, once the controller has had time to react to its capacity.
 func (r *outboundRun) settledRate(i int) float64 {
 	from, to := r.sc.bounds(i, r.length)
-	return r.window(from+(to-from)/2, to).rate
+	return r.window(from+2*time.Second, to).sentPerSec()
 }
 
-// finalRate is the mean limiter rate over the last quarter of phase i: where
-// an additive climb has got to.
-func (r *outboundRun) finalRate(i int) float64 {
-	from, to := r.sc.bounds(i, r.length)
-	return r.window(to-(to-from)/4, to).rate
+// inSLO is the share of the calls sent over the whole run answered inside
+// the SLO.
+func (r *outboundRun) inSLO() float64 {
+	s := r.window(0, r.length)
+	return float64(s.inSLO) / float64(max(s.sent(), 1))
 }
 
 // quantile returns the q-quantile of d (which it sorts), or 0 if d is empty.
@@ -255,15 +251,15 @@ func ms(d time.Duration) string {
 // summary prints one row per phase and one for the whole run, then the
 // limiter's own counters.
 func (r *outboundRun) summary(w io.Writer) {
-	fmt.Fprintf(w, "\n%-10s %-12s %8s %8s %8s %7s %7s %7s %8s %6s\n",
-		"phase", "time", "capacity", "rate", "sent", "p50", "p99", "in SLO", "refused", "503s")
+	fmt.Fprintf(w, "\n%-10s %-12s %8s %8s %7s %7s %7s %8s %6s\n",
+		"phase", "time", "capacity", "sent", "p50", "p99", "in SLO", "refused", "503s")
 	row := func(name string, s stretch) {
 		inSLO := "-"
 		if n := s.sent(); n > 0 {
 			inSLO = fmt.Sprintf("%.0f%%", 100*float64(s.inSLO)/float64(n))
 		}
-		fmt.Fprintf(w, "%-10s %5.1f-%5.1fs %6.0f/s %6.0f/s %6.0f/s %7s %7s %7s %8d %6d\n",
-			name, s.from.Seconds(), s.to.Seconds(), s.capacity, s.rate, s.sentPerSec(),
+		fmt.Fprintf(w, "%-10s %5.1f-%5.1fs %6.0f/s %6.0f/s %7s %7s %7s %8d %6d\n",
+			name, s.from.Seconds(), s.to.Seconds(), s.capacity, s.sentPerSec(),
 			ms(s.p50), ms(s.p99), inSLO, s.n[refused], s.n[shed])
 	}
 	for i, p := range r.sc.phases {
@@ -275,7 +271,7 @@ func (r *outboundRun) summary(w io.Writer) {
 	fmt.Fprintf(w, "limiter: admitted %d, refused for deadline %d, cancelled while waiting %d, waiting now %d, wait p99 %s, last tick: %s\n",
 		st.Admitted, st.RejectedDeadline, st.Canceled, st.Waiting, ms(st.WaitP99), st.Decision)
 	fmt.Fprintf(w, "  in SLO = answered 200 within %s, of the calls sent; refused = never sent: no slot left the call a round trip (%s now) before the caller's %s deadline\n",
-		slo, ms(st.Fast), callerTimeout)
+		slo, ms(st.P99), callerTimeout)
 }
 
 // checkCeiling reports a failure if more than MaxRate calls reached the
