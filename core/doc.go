@@ -1,6 +1,11 @@
 // Package agilelimiter sets a limit from what it measures: a feedback controller
-// reads the round-trip times of the calls it admits every tick and moves a limit
-// inside a static ceiling the caller promises.
+// reads the round-trip times of the calls it admits and moves a limit inside a
+// static ceiling the caller promises. It runs one law for both limiters, on a
+// window of calls in flight: TCP Vegas' step on the wait a round of answers
+// shows over the resource's unloaded latency (its floor, re-measured every 5 s),
+// multiplicative cuts on refusals and on answers past the SLO, and a doubling
+// startup until a queue begins. The law and its reasons are stated on the
+// controller in controller.go.
 //
 // There are two limiters on one controller. A [Limiter] paces calls out to a
 // dependency with a leaky bucket whose rate the controller sets; most callers want
