@@ -247,6 +247,11 @@ func TestModelSLOCutsAndLearnsTheTail(t *testing.T) {
 	held := 1000 * mix(90, 20*ms, 10, 200*ms).mean().Seconds() // what was in flight: Little's law
 	expect(t, c, "breach", math.Round(congestionCut*math.Min(w, held)), decSLO)
 	cut := c.w
+	// Until the answers are from after the cut, the window waits for them.
+	feed(c, 10, 20*ms, 0, true)
+	if c.view.decision != decSettle || c.w != cut {
+		t.Fatalf("the tick after a cut: %v, window %.1f; want settle at %.1f", c.view.decision, c.w, cut)
+	}
 	for c.settling {
 		feed(c, 10, 20*ms, 0, true)
 	}
