@@ -76,10 +76,11 @@ type Config struct {
 	// SLOTarget is an optional p99 latency guard: a round with more answers past
 	// it than 1% explains cuts the limit to 0.7 of what was in flight, and the
 	// queue the law keeps never takes more than the room it leaves above the
-	// unloaded latency. Zero means no guard. Required under AnchorSLO.
+	// unloaded latency's p99. Zero means no guard. Required under AnchorSLO.
 	SLOTarget time.Duration
-	// Anchor chooses how the tolerated window is set; see [AnchorBaseline] and
-	// [AnchorSLO]. The zero value is AnchorBaseline, which works without an SLO.
+	// Anchor chooses the latency an Unavailable call is recorded at; see
+	// [AnchorBaseline] and [AnchorSLO]. The zero value is AnchorBaseline, which
+	// works without an SLO.
 	Anchor Anchor
 	// Classify reads the error returned by the fn given to Do, [Do] and DoContext
 	// and says whether the call's duration is evidence. Nil means Reached for
