@@ -172,7 +172,8 @@ func (c Config) settings() (settings, error) {
 	if c.InitialRate < 0 || c.InitialRate > c.MaxRate {
 		return settings{}, fieldErr(p+"InitialRate", "must be in [0, MaxRate]", c.InitialRate)
 	}
-	s := settings{rate: true, min: c.MinRate, max: c.MaxRate, initial: c.InitialRate}
+	s := settings{rate: true, min: c.MinRate, max: c.MaxRate, initial: c.InitialRate,
+		slo: c.SLOTarget, anchor: c.Anchor, classify: c.Classify, tick: c.TickInterval}
 	if s.min == 0 {
 		s.min = math.Min(1, s.max)
 	}
@@ -180,10 +181,7 @@ func (c Config) settings() (settings, error) {
 		s.initial = s.max / 8
 	}
 	s.initial = math.Max(s.initial, s.min)
-	err := s.tuning(p, tuning{
-		slo: c.SLOTarget, anchor: c.Anchor, classify: c.Classify, tick: c.TickInterval,
-	})
-	return s, err
+	return s, s.shared(p)
 }
 
 func (c ConcurrencyConfig) settings() (settings, error) {
@@ -197,47 +195,37 @@ func (c ConcurrencyConfig) settings() (settings, error) {
 	if c.InitialLimit != 0 && (c.InitialLimit < c.MinLimit || c.InitialLimit > c.MaxLimit) {
 		return settings{}, fieldErr(p+"InitialLimit", "must be in [MinLimit, MaxLimit]", c.InitialLimit)
 	}
-	s := settings{min: float64(max(c.MinLimit, 1)), max: float64(c.MaxLimit), initial: float64(c.InitialLimit)}
+	s := settings{min: float64(max(c.MinLimit, 1)), max: float64(c.MaxLimit), initial: float64(c.InitialLimit),
+		slo: c.SLOTarget, anchor: c.Anchor, classify: c.Classify, tick: c.TickInterval}
 	if s.initial == 0 {
 		s.initial = math.Max(initialLimit(s.max), s.min)
 	}
-	err := s.tuning(p, tuning{
-		slo: c.SLOTarget, anchor: c.Anchor, classify: c.Classify, tick: c.TickInterval,
-	})
-	return s, err
+	return s, s.shared(p)
 }
 
-// tuning is the part of both configurations that means the same in each.
-type tuning struct {
-	slo      time.Duration
-	anchor   Anchor
-	classify func(error) Outcome
-
-	tick time.Duration
-}
-
-// tuning validates t, naming fields with prefix p, and stores it in s with the
-// defaults filled in.
-func (s *settings) tuning(p string, t tuning) error {
-	if t.slo < 0 {
-		return fieldErr(p+"SLOTarget", "must not be negative", t.slo)
+// shared validates the fields both configurations share (SLOTarget, Anchor,
+// TickInterval), naming them with prefix p, and fills in the tick's default.
+func (s *settings) shared(p string) error {
+	if s.slo < 0 {
+		return fieldErr(p+"SLOTarget", "must not be negative", s.slo)
 	}
-	if t.tick < 0 {
-		return fieldErr(p+"TickInterval", "must not be negative", t.tick)
+	if s.tick < 0 {
+		return fieldErr(p+"TickInterval", "must not be negative", s.tick)
 	}
-	switch t.anchor {
+	switch s.anchor {
 	case AnchorBaseline:
 	case AnchorSLO:
-		if t.slo == 0 {
+		if s.slo == 0 {
 			return errors.New("agilelimiter: " + p + "SLOTarget is required when Anchor is AnchorSLO")
 		}
 	default:
-		return fieldErr(p+"Anchor", "must be AnchorBaseline or AnchorSLO", int(t.anchor))
+		return fieldErr(p+"Anchor", "must be AnchorBaseline or AnchorSLO", int(s.anchor))
 	}
-	s.slo, s.anchor, s.classify = t.slo, t.anchor, t.classify
-	s.tick = orDur(t.tick, DefaultTickInterval)
-	if t.tick == 0 && s.rate {
-		s.tick = DefaultRateTickInterval
+	if s.tick == 0 {
+		s.tick = DefaultTickInterval
+		if s.rate {
+			s.tick = DefaultRateTickInterval
+		}
 	}
 	return nil
 }
@@ -251,11 +239,4 @@ func finite(name string, v float64) error {
 
 func fieldErr(name, rule string, got any) error {
 	return fmt.Errorf("agilelimiter: %s %s (got %v)", name, rule, got)
-}
-
-func orDur(v, def time.Duration) time.Duration {
-	if v == 0 {
-		return def
-	}
-	return v
 }
