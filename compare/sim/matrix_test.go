@@ -129,23 +129,36 @@ type goal struct{ inside, ofOracle float64 }
 var sloGoal = goal{0.90, 0.80}
 
 // shortOf is where the window law falls short of a goal today (issue 13 stays
-// open until every line is gone), keyed by test and scenario: the figure it
-// reaches, less a margin, is held instead of the goal, so a change that loses
-// ground fails, and a change that meets the goal deletes its line. Each is
-// what docs/controller-rewrite.md measures and explains: flapping latency is
-// read as a queue until a floor probe, and the law narrows the window by a
-// third each slow phase before it holds; a capacity drop's queue is shed a
-// round late now and then; the slo-breaks draws lose goodput to the cut
-// after the break.
+// open until every line is gone), keyed by test and scenario: a bar below the
+// goal, so a change that loses ground fails, and a change that meets the goal
+// deletes its line. The matrix's scenarios run at windows of a few calls, and
+// one draw of the jitter moves a figure by a few points either way: each bar
+// is what the law reaches over seeds 1–30 (`go run ./compare/cmd/matrix
+// -seeds 30`, the mean in the comment) less the noise of what the test
+// reads — two standard deviations of one draw (seed 1), of a mean of six
+// (six seeds), three of one draw for the worst of six (every draw) — so a
+// change that loses more than chance fails, and one that does not passes.
+// Each shortfall is what docs/controller-rewrite.md measures and explains:
+// flapping latency is read as a queue until a floor probe, and the law
+// narrows the window by a third each slow phase before it holds; a capacity
+// drop's queue is shed a round late now and then; the slo-breaks draws lose
+// goodput to the cut after the break; benign-bump's floor tail sits just
+// under the SLO.
 var shortOf = map[string]goal{
-	"seed 1/flapping-latency":       {0.90, 0.74}, // 91.5%, 0.76
-	"every draw/flapping-latency":   {0.88, 0.74}, // worst 0.76
-	"every draw/slo-breaks":         {0.88, 0.70}, // worst 0.72
-	"every draw/capacity-drops":     {0.86, 0.80}, // worst 87.3%
-	"every draw/benign-bump":        {0.84, 0.78}, // worst 85.4%, 0.80
-	"six seeds/capacity-drops":      {0.88, 0.80}, // 89.3%
-	"six seeds/flapping-latency":    {0.90, 0.75}, // 0.77
-	"AnchorBaseline/capacity-drops": {0.91, 0.85}, // 92.5%
+	"seed 1/benign-bump":            {0.82, 0.77}, // 88.1% ± 2.7 a draw, 0.827 ± 0.027
+	"seed 1/slo-breaks":             {0.90, 0.68}, // 0.800 ± 0.060
+	"seed 1/capacity-drops":         {0.83, 0.80}, // 87.7% ± 2.2
+	"seed 1/flapping-latency":       {0.89, 0.72}, // 93.5% ± 2.2, 0.771 ± 0.022
+	"six seeds/benign-bump":         {0.85, 0.80}, // 88.1%, 0.827
+	"six seeds/slo-breaks":          {0.90, 0.75}, // 0.800
+	"six seeds/capacity-drops":      {0.85, 0.80}, // 87.7%
+	"six seeds/flapping-latency":    {0.90, 0.75}, // 0.771
+	"every draw/benign-bump":        {0.80, 0.74},
+	"every draw/slo-breaks":         {0.88, 0.62},
+	"every draw/capacity-drops":     {0.81, 0.80},
+	"every draw/flapping-latency":   {0.86, 0.70},
+	"AnchorBaseline/slo-breaks":     {0.92, 0.68}, // 93.9% ± 0.6, 0.800: the same law
+	"AnchorBaseline/capacity-drops": {0.83, 0.84}, // 87.7%, 0.883 ± 0.022
 }
 
 // want returns the goal for scenario under key, or the figure held instead
