@@ -167,7 +167,7 @@ func TestModelALevelShiftTheProbeFindsGivesTheCutsBack(t *testing.T) {
 	}
 	c.probed-- // a new floor period
 	feed(c, int(c.w*2), 50*ms, 0, true)
-	expect(t, c, "probe", math.Round(floorProbeShare*c.probe.w), decFloorProbe)
+	expect(t, c, "probe", math.Round(probeShareMax*c.probe.w), decFloorProbe) // a window past 11
 	for c.settling {
 		feed(c, int(c.w*2), 50*ms, 0, true)
 	}
@@ -298,11 +298,11 @@ func TestModelFloorProbeMeasuresTheFloorUpOrDown(t *testing.T) {
 	c.w, c.limit = 20, 20
 	c.probed-- // a new floor period
 	feed(c, 40, 50*ms, 0, true)
-	expect(t, c, "probe", 10, decFloorProbe)
+	expect(t, c, "probe", 13, decFloorProbe) // two thirds of 20
 	for c.settling {
 		feed(c, 20, 50*ms, 0, true)
 	}
-	feed(c, 20, 50*ms, 0, true) // 200 ms of answers at half the window
+	feed(c, 20, 50*ms, 0, true) // 200 ms of answers at the probe's window
 	feed(c, 20, 50*ms, 0, true)
 	expect(t, c, "measured", 20, decFloor)
 	if got := time.Duration(c.floorMed); got != time.Duration(at(50*ms)) {
@@ -460,6 +460,36 @@ func TestModelQueueLeavesTheSLORoom(t *testing.T) {
 		want := 20 + smoothing*(gain*20*(1-wait/mean)+queueCalls-20)
 		if c.view.decision != decWindow || math.Abs(c.w-want) > 1e-9 {
 			t.Errorf("SLO %v: %v, window %.3f; want window, %.3f (gain %.3f)", tc.slo, c.view.decision, c.w, want, gain)
+		}
+	}
+}
+
+func TestModelFloorProbeDrainsTheQueueVegasKeeps(t *testing.T) {
+	// A probe keeps the calls in service at Vegas' equilibrium, less one
+	// ((w − 1)/1.2 − 1), never less than half the window nor more than two
+	// thirds; the first probe, before any has measured the floor, keeps
+	// half. A window of w calls at a 24 ms floor, in flight at 20 ms.
+	for _, tc := range []struct {
+		w        float64
+		measured bool
+		want     float64
+	}{
+		{4, true, 2},        // (3/1.2 − 1) = 1.5 calls: half the window
+		{8, true, 4.83},     // (7/1.2 − 1): 0.60 of it
+		{30, true, 20},      // 23.2 calls, past two thirds
+		{30, false, 15},     // the first probe
+		{100, true, 66.67},  // two thirds
+		{100, false, 50.00}, // half
+	} {
+		c := newSemaphore(t, ConcurrencyConfig{MaxLimit: 1000, InitialLimit: 10})
+		c.cold = false
+		feed(c, 100, 24*ms, 0, true) // the floor: 24 ms
+		c.w, c.limit, c.measured = tc.w, tc.w, tc.measured
+		c.probed-- // a new floor period
+		feed(c, int(tc.w*5), 20*ms, 0, true)
+		if c.view.decision != decFloorProbe || math.Abs(c.w-tc.want) > 0.01 {
+			t.Errorf("window %v (measured %v): %v to %.2f; want %v to %.2f",
+				tc.w, tc.measured, c.view.decision, c.w, decFloorProbe, tc.want)
 		}
 	}
 }
