@@ -16,7 +16,7 @@ import (
 // how far a round's deciles (a round trip of roundSamples answers) sit above the
 // floor's, the fastest epoch of epochSamples answers as a slot sees it. Per round:
 //
-//	refused                                → window and rate × ½ (to MinRate); then startup from half the window
+//	refused                                → window and rate × ½ (to MinRate); startup once answers come back
 //	past the SLO (binomial, over its tail) → × 0.7 of what was in flight (Little's law); if the last
 //	                                         cut left as many past it, they are the resource's own tail
 //	demand filled the window               → w ← w + ½·(g·w·(1 − wait/mean) + 1 − w) (TCP Vegas; g = 1.2,
@@ -86,8 +86,6 @@ type controller struct {
 		on      bool
 		w, wait float64
 	}
-	// outage is the window refusals found, until answers come back.
-	outage float64
 	// lastDelivered is what got through in the last round, per second.
 	lastDelivered float64
 
@@ -236,14 +234,6 @@ const (
 	// still there, the wait is not the window's.
 	unmovedShare = 2.0 / 3
 	unmovedWait  = 0.9
-	// restoreShare: when answers come back after refusals, the window is
-	// at least half what the refusals found (TCP's ssthresh, BBR's prior
-	// cwnd restored after recovery), and startup goes on from there:
-	// refusals say nothing of what the resource holds, and startup from
-	// a call or two takes seconds at rounds of half a second. One more
-	// inbound meet on the training, development and validation seeds;
-	// the whole window back met one fewer.
-	restoreShare = 0.5
 	// minWindow is the smallest window: one call.
 	minWindow = 1.0
 	// lostTime bounds the calls a rate limit counts in flight to those it
@@ -549,12 +539,6 @@ func (c *controller) law(e evidence) decision {
 		c.w = math.Max(held, minWindow)
 	}
 
-	if c.outage > 0 && !e.unreachable && uses("restore") {
-		// Answers again after refusals: half the window they found.
-		c.setWindow(math.Max(c.w, restoreShare*c.outage), e)
-		c.outage = 0
-	}
-
 	if c.probe.on {
 		// The floor probe's round is the floor, up or down.
 		c.probe.on = false
@@ -590,9 +574,6 @@ func (c *controller) law(e evidence) decision {
 			return decTail
 		}
 		if e.unreachable {
-			if c.outage == 0 {
-				c.outage = c.w
-			}
 			limit := c.limit
 			c.setWindow(refusedCut*c.w, e)
 			if c.s.rate && uses("backoff") {
