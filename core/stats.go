@@ -36,7 +36,7 @@ type Stats struct {
 	// the window halves), "slo" (more answers past SLOTarget than 1%
 	// explains: the window cut to 0.7 of what was in flight), "tail" (the
 	// resource's own share past the SLO), "floor-probe" and "floor" (the
-	// floor measured at half the window), "idle" (demand did not fill the
+	// floor measured with a narrower window), "idle" (demand did not fill the
 	// window), "queue" (it did not, but queued), "startup" (doubling),
 	// "regain" (doubling back after SLO cuts), "window" (TCP Vegas' step) or
 	// "unmoved" (a narrower window left the wait: held).
