@@ -23,6 +23,23 @@ type Table struct {
 	Cells     [][]Cell // [scenario][arm]
 }
 
+// RunSeeds runs the matrix (Matrix) once per seed from 1 to seeds, every
+// scenario's jitter drawn from that seed, and returns one Table per seed. One
+// seed is one draw: a figure that differs between two laws on one seed by
+// less than its spread over seeds says nothing (see compare/cmd/matrix
+// -seeds).
+func RunSeeds(seeds int, arms []Arm, run func(func())) []Table {
+	var tabs []Table
+	for seed := uint64(1); seed <= uint64(seeds); seed++ {
+		scs := Matrix()
+		for i := range scs {
+			scs[i].Seed = seed
+		}
+		tabs = append(tabs, RunMatrix(scs, arms, run))
+	}
+	return tabs
+}
+
 // RunMatrix runs every arm in every scenario, calling run for each cell; run
 // must execute its function inside a fresh synctest bubble (see Run). The
 // oracle must be among the arms for OfOracle to be filled in.

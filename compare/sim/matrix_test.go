@@ -196,14 +196,11 @@ func TestGoalAcrossSeeds(t *testing.T) {
 	type stat struct{ inside, ofOracle, worstInside, worstOfOracle float64 }
 	stats := map[string]*stat{}
 	var names []string
-	for seed := uint64(1); seed <= seeds; seed++ {
-		scs := sim.Matrix()
-		for i := range scs {
-			scs[i].Seed = seed
-		}
-		tab := sim.RunMatrix(scs, arms, func(f func()) {
-			synctest.Test(t, func(*testing.T) { f() })
-		})
+	tabs := sim.RunSeeds(seeds, arms, func(f func()) {
+		synctest.Test(t, func(*testing.T) { f() })
+	})
+	for i, tab := range tabs {
+		seed := i + 1
 		for _, sc := range tab.Scenarios {
 			c := cell(t, tab, sc.Name, "agile-slo")
 			st, ok := stats[sc.Name]

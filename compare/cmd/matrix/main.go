@@ -54,14 +54,10 @@ func overSeeds(t *testing.T, n int) {
 	arms := []sim.Arm{sim.Agile("agile-slo", sim.SLOConfig), sim.Oracle()}
 	var names []string
 	in, of := map[string][]float64{}, map[string][]float64{}
-	for seed := uint64(1); seed <= uint64(n); seed++ {
-		scs := sim.Matrix()
-		for i := range scs {
-			scs[i].Seed = seed
-		}
-		tab := sim.RunMatrix(scs, arms, func(f func()) {
-			synctest.Test(t, func(*testing.T) { f() })
-		})
+	tabs := sim.RunSeeds(n, arms, func(f func()) {
+		synctest.Test(t, func(*testing.T) { f() })
+	})
+	for _, tab := range tabs {
 		for _, sc := range tab.Scenarios {
 			c, _ := tab.Cell(sc.Name, "agile-slo")
 			if _, ok := in[sc.Name]; !ok {
