@@ -13,8 +13,9 @@ import (
 // the law, then with each named rule turned off in turn
 // (AGILELIMITER_ABLATE, read by an ablation build of core; a+b turns off
 // both at once), and prints one
-// line per rule and set: the figures the issue's goal is judged by, and how
-// far each moved. A rule whose removal moves nothing protects nothing.
+// line per rule and set: the figures the issue's goal is judged by, how far
+// each moved, and the scenario-by-scenario comparison (pairs). A rule whose
+// removal moves nothing protects nothing.
 func runAblation(t *testing.T, sets []eval.Seeds, rules []string, cache string, n int) error {
 	sweeps, err := loadSweeps(cache)
 	if err != nil {
@@ -27,6 +28,7 @@ func runAblation(t *testing.T, sets []eval.Seeds, rules []string, cache string, 
 	}
 	defer os.Unsetenv("AGILELIMITER_ABLATE")
 	var base []eval.Summary
+	var baseRep []eval.Report
 	for i, rule := range append([]string{""}, rules...) {
 		os.Setenv("AGILELIMITER_ABLATE", strings.ReplaceAll(rule, "+", ","))
 		rep := eval.EvaluateWith(scs, arms, eval.Bubbles(t), sweeps)
@@ -39,14 +41,31 @@ func runAblation(t *testing.T, sets []eval.Seeds, rules []string, cache string, 
 			picked, _ := rep.Pick(s.Names(n)...)
 			sum := picked.Summarize()
 			if i == 0 {
-				base = append(base, sum)
+				base, baseRep = append(base, sum), append(baseRep, picked)
 				fmt.Printf("%-14s %-10s %s\n", "all rules", s.Name, figures(sum, eval.Summary{}))
 				continue
 			}
-			fmt.Printf("%-14s %-10s %s\n", "no "+rule, s.Name, figures(sum, base[j]))
+			fmt.Printf("%-14s %-10s %s%s\n", "no "+rule, s.Name, figures(sum, base[j]), pairs(baseRep[j], picked))
 		}
 	}
 	return nil
+}
+
+// pairs formats, for each direction, how the agile arm's goodput moved from
+// base to rep scenario by scenario: the geometric mean of the ratios, how
+// many scenarios fell and rose (see eval.Compare), and the sign test's
+// p-value. A rule whose removal leaves p far from 0 protects no figure
+// beyond chance, whatever a count moved.
+func pairs(base, rep eval.Report) string {
+	line := ""
+	for _, ev := range [][2]eval.Evaluation{{base.Outbound, rep.Outbound}, {base.Inbound, rep.Inbound}} {
+		p := eval.Compare(ev[0], ev[1], "agile")
+		if p.N == 0 {
+			continue
+		}
+		line += fmt.Sprintf("| %s ×%.3f −%d/+%d p %.2f ", ev[0].Direction, p.Ratio, p.Worse, p.Better, p.P)
+	}
+	return line
 }
 
 // figures formats the agile arm's outbound and inbound figures, with the
