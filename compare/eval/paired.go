@@ -1,6 +1,9 @@
 package eval
 
-import "math"
+import (
+	"math"
+	"slices"
+)
 
 // Paired compares one arm's cells in two evaluations of the same scenarios
 // (the law with a rule and without it, say), scenario by scenario: a change
@@ -30,7 +33,7 @@ const PairedMargin = 0.05
 // Compare pairs arm's cells in a and b by scenario name. Scenarios that only
 // one of them ran are left out.
 func Compare(a, b Evaluation, arm string) Paired {
-	ia, ib := index(a.Arms, arm), index(b.Arms, arm)
+	ia, ib := slices.Index(a.Arms, arm), slices.Index(b.Arms, arm)
 	if ia < 0 || ib < 0 {
 		return Paired{Ratio: math.NaN(), P: math.NaN()}
 	}
@@ -70,15 +73,6 @@ func Compare(a, b Evaluation, arm string) Paired {
 func ratioOf(y, x float64) float64 {
 	const least = 0.01
 	return math.Max(y, least) / math.Max(x, least)
-}
-
-func index(arms []string, arm string) int {
-	for i, a := range arms {
-		if a == arm {
-			return i
-		}
-	}
-	return -1
 }
 
 // signTest is the two-sided binomial sign test of k successes against m
