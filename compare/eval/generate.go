@@ -76,6 +76,12 @@ const (
 	streamClient   uint64 = 0xc1 << 32 // + client index
 )
 
+// runRand returns the run's generator for stream: the scenario's seed, and
+// its draw in the stream's top bits (streamClient's index stays below them).
+func (sc *Scenario) runRand(stream uint64) *rand.Rand {
+	return rand.New(rand.NewPCG(sc.Seed, stream^sc.Draw<<48))
+}
+
 // Generate draws the scenario of seed for direction dir. The same seed and
 // direction always give the same scenario.
 func Generate(dir Direction, seed uint64) Scenario {

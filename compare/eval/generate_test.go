@@ -5,6 +5,7 @@ import (
 	"reflect"
 	"slices"
 	"testing"
+	"testing/synctest"
 	"time"
 )
 
@@ -193,6 +194,45 @@ func checkRanges(t *testing.T, sc *Scenario) {
 		in("MaxLimit / knee", float64(sc.MaxLimit)/knee, minMaxLimit, maxMaxLimit+1/knee+1)
 		if sc.MaxLimit < 2 {
 			bad("MaxLimit", sc.MaxLimit)
+		}
+	}
+}
+
+// A draw is the same scenario with other luck: the same parameters and
+// names that say the draw, arrivals that differ, and the same draw twice is
+// the same run.
+func TestDrawIsTheSameScenarioWithOtherLuck(t *testing.T) {
+	s := ValidationSeeds
+	s.Draw = 2
+	own, other := ValidationSeeds.Scenarios(2), s.Scenarios(2)
+	names := s.Names(2)
+	for i := range own {
+		if own[i].About != other[i].About || other[i].Draw != 2 {
+			t.Errorf("%s: draw 2 is %q (draw %d); want the scenario %q", own[i].Name, other[i].About, other[i].Draw, own[i].About)
+		}
+		if want := own[i].Name + "/d2"; other[i].Name != want || names[i] != want {
+			t.Errorf("draw 2 of %s is named %s, Names says %s; want %s", own[i].Name, other[i].Name, names[i], want)
+		}
+	}
+	run := func(sc Scenario) Result {
+		sc.Duration = 2 * time.Second // luck shows in the first arrivals
+		var r Result
+		synctest.Test(t, func(*testing.T) {
+			if sc.Direction == Inbound {
+				r = RunInbound(&sc, Semaphore(sc.MaxLimit))
+			} else {
+				r = RunOutbound(&sc, XRate())
+			}
+		})
+		return r
+	}
+	for i := range own {
+		a, again, b := run(own[i]), run(own[i]), run(other[i])
+		if a.Sent != again.Sent || a.Good != again.Good {
+			t.Errorf("%s: the same draw ran twice sent %d and %d", own[i].Name, a.Sent, again.Sent)
+		}
+		if a.Sent == b.Sent && a.Good == b.Good {
+			t.Errorf("%s: draws 0 and 2 sent %d and answered %d alike: the draw moved no randomness", own[i].Name, a.Sent, a.Good)
 		}
 	}
 }

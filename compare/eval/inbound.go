@@ -2,7 +2,6 @@ package eval
 
 import (
 	"math"
-	"math/rand/v2"
 	"strconv"
 	"sync/atomic"
 	"time"
@@ -159,7 +158,7 @@ func RunInbound(sc *Scenario, arm InboundArm) Result {
 		recs := make([][]*record, sc.Clients)
 		for i := range sc.Clients {
 			clk.spawn(uint64(i), func(p *proc) {
-				rng := rand.New(rand.NewPCG(sc.Seed, streamClient+uint64(i)))
+				rng := sc.runRand(streamClient + uint64(i))
 				// Clients start spread over the first 100 ms.
 				p.sleep(time.Duration(rng.Float64() * float64(100*time.Millisecond)))
 				for time.Since(dep.start) < sc.Duration {
@@ -187,7 +186,7 @@ func RunInbound(sc *Scenario, arm InboundArm) Result {
 
 	var recs []*record
 	clk.spawn(0, func(p *proc) {
-		rng := rand.New(rand.NewPCG(sc.Seed, streamArrivals))
+		rng := sc.runRand(streamArrivals)
 		var at time.Duration
 		for {
 			at += time.Duration(rng.ExpFloat64() / sc.Rate * float64(time.Second))

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"math/rand/v2"
 	"sync"
 	"time"
 
@@ -189,7 +188,7 @@ func RunOutbound(sc *Scenario, arm OutboundArm) Result {
 	defer end()
 	var recs []*record
 	clk.spawn(0, func(p *proc) {
-		rng := rand.New(rand.NewPCG(sc.Seed, streamArrivals))
+		rng := sc.runRand(streamArrivals)
 		var at time.Duration
 		for {
 			at += time.Duration(rng.ExpFloat64() / sc.Rate * float64(time.Second))

@@ -151,6 +151,11 @@ type Scenario struct {
 	About string
 	// Seed is the seed every random draw of the scenario derives from.
 	Seed uint64
+	// Draw draws the run's randomness again (arrivals, each request's
+	// cost and delay, the clients' think times) from the same scenario:
+	// how far a figure moves between draws is how much of it is luck.
+	// Zero is the scenario's own draw, the one every report reads.
+	Draw uint64
 	// Direction says which arms run it.
 	Direction Direction
 	// Duration is the run's length in virtual time; arrivals stop then and

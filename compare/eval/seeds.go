@@ -11,6 +11,9 @@ type Seeds struct {
 	Name              string // "training", "development" or "validation"
 	First             uint64 // the first seed of each direction
 	Outbound, Inbound int    // how many scenarios of each direction
+	// Draw, when not zero, runs every scenario of the set on that draw of
+	// its randomness (Scenario.Draw): the same scenarios, other luck.
+	Draw uint64
 }
 
 // The two seed sets. They never overlap: the controller is tuned on
@@ -41,7 +44,12 @@ func (s Seeds) Scenarios(n int) []Scenario {
 			d.count = min(d.count, n)
 		}
 		for i := range d.count {
-			scs = append(scs, Generate(d.dir, s.First+uint64(i)))
+			sc := Generate(d.dir, s.First+uint64(i))
+			if s.Draw > 0 {
+				sc.Draw = s.Draw
+				sc.Name += drawSuffix(s.Draw)
+			}
+			scs = append(scs, sc)
 		}
 	}
 	return scs
@@ -58,7 +66,7 @@ func (s Seeds) Names(n int) []string {
 			d.count = min(d.count, n)
 		}
 		for i := range d.count {
-			names = append(names, fmt.Sprintf("%s-%d", d.prefix, s.First+uint64(i)))
+			names = append(names, fmt.Sprintf("%s-%d", d.prefix, s.First+uint64(i))+drawSuffix(s.Draw))
 		}
 	}
 	return names
@@ -112,4 +120,13 @@ func Named() []Scenario {
 	}
 	drop.describe()
 	return []Scenario{knee, drop}
+}
+
+// drawSuffix names a draw other than the scenario's own: out-1001/d2. The
+// oracle's sweeps are kept by name, so each draw has its own.
+func drawSuffix(draw uint64) string {
+	if draw == 0 {
+		return ""
+	}
+	return fmt.Sprintf("/d%d", draw)
 }

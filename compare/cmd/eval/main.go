@@ -26,6 +26,14 @@
 //
 //	go run -tags agilelimiter_ablate ./compare/cmd/eval -set training -sweeps /tmp/sweeps.json -ablate gate,floor-probe
 //
+// -draw N runs the seed sets' scenarios on another draw of their randomness
+// (arrivals, each request's cost and delay, clients' think times), the
+// scenarios themselves unchanged: how far a figure moves between draws is
+// how much of it is luck. The oracle's sweeps are drawn again too. Reports
+// read draw 0, so -draw needs -out "":
+//
+//	go run ./compare/cmd/eval -set validation -draw 1 -out "" -sweeps /tmp/sweeps.json
+//
 // -trace runs one scenario (a named one, or out-N / in-N for the scenario
 // seed N draws) with the project's limiter alone and prints what its
 // controller read, held and decided at every tick, then the run's figures:
@@ -62,6 +70,7 @@ func main() {
 	only := flag.String("arms", "", "comma-separated arms to run, e.g. agile,agile-slo (empty: all); the oracle always runs")
 	ablate := flag.String("ablate", "", "comma-separated rules of the law to turn off one at a time (a+b: both at once), with the figures each protects (needs -tags agilelimiter_ablate)")
 	trace := flag.String("trace", "", "run one scenario (a named one, out-N or in-N) with the agile arm alone and print its controller's every tick")
+	draw := flag.Uint64("draw", 0, "run the seed sets' scenarios on this draw of their randomness (0: their own, the one reports read): how far a figure moves between draws is how much of it is luck")
 	cache := flag.String("sweeps", "", "JSON file to take the oracle's sweeps from and add new ones to (empty: none): the sweeps do not depend on the limiter, so tuning runs reuse them")
 	flag.Parse()
 
@@ -82,6 +91,14 @@ func main() {
 			os.Exit(2)
 		}
 		sets = []eval.Seeds{s}
+	}
+
+	if *draw > 0 && *out != "" && *trace == "" && *ablate == "" {
+		fmt.Fprintln(os.Stderr, `eval: -draw is a measure of luck, not a report: add -out ""`)
+		os.Exit(2)
+	}
+	for i := range sets {
+		sets[i].Draw = *draw
 	}
 
 	rules := splitNonEmpty(*ablate)
@@ -189,7 +206,7 @@ func run(t *testing.T, sets []eval.Seeds, arms eval.Arms, cache string, n int, d
 		if verbose {
 			eval.WriteRows(os.Stdout, rep)
 		}
-		fmt.Printf("\n%s seeds (%d outbound, %d inbound):\n", s.Name, len(rep.Outbound.Rows), len(rep.Inbound.Rows))
+		fmt.Printf("\n%s seeds%s (%d outbound, %d inbound):\n", s.Name, drawNote(s.Draw), len(rep.Outbound.Rows), len(rep.Inbound.Rows))
 		eval.WriteText(os.Stdout, rep.Summarize())
 		page.Reset()
 		eval.WriteMarkdown(&page, s.Name, rep, named)
@@ -208,4 +225,12 @@ func run(t *testing.T, sets []eval.Seeds, arms eval.Arms, cache string, n int, d
 	}
 	fmt.Fprintf(os.Stderr, "eval: wrote %s (%s seeds)\n", path, last.Name)
 	return nil
+}
+
+// drawNote says which draw a set ran on, when not its own.
+func drawNote(draw uint64) string {
+	if draw == 0 {
+		return ""
+	}
+	return fmt.Sprintf(", draw %d", draw)
 }
