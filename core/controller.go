@@ -10,7 +10,8 @@ import (
 // and one tick's evidence. Both limiters run one law on one quantity, a
 // window: how many calls may be in flight. A ConcurrencyLimiter's limit is the
 // window; a Limiter lets calls out as the window makes room (TCP's ack clock,
-// BBR's cwnd) at no more than the rate the window carries.
+// BBR's cwnd), paced at the rate the window carries plus the room it has
+// left over one round trip.
 //
 // The law. A queue adds the same wait to every call, cheap or dear: the wait is
 // how far a round's deciles (a round trip of roundSamples answers) sit above the
@@ -88,6 +89,9 @@ type controller struct {
 	}
 	// lastDelivered is what got through in the last round, per second.
 	lastDelivered float64
+	// refusing says the last round was refused: the pace keeps to the
+	// rate the backoff left.
+	refusing bool
 
 	epoch epoch
 	round round
@@ -344,13 +348,24 @@ func (c *controller) step(in tick) float64 {
 // pace is what the actuator gets after step. A semaphore gets its window. A
 // rate gets what the window lets out this tick: the room left, plus what
 // came back last tick (it comes back again while this tick's calls go out),
-// at no more than the limit, and never below MinRate.
+// never below MinRate, and paced: no faster than the window's turnover at
+// the latency seen (the limit) plus the room it has left over one round
+// trip (slack). While refusals back the rate off, no faster than the limit.
 func (c *controller) pace(in tick) float64 {
 	if !c.s.rate || math.IsInf(c.w, 1) || in.dt <= 0 || !uses("gate") {
 		return c.limit
 	}
 	room := math.Max(c.w-c.inflight+in.completions, 0)
-	return math.Max(math.Min(c.limit, room/in.dt.Seconds()), c.s.min)
+	ceiling := c.limit
+	if !c.refusing && in.unreachable == 0 && uses("slack") {
+		// The limit is windowGain · w over the latency: the room over
+		// one round trip adds limit · room / (windowGain · w). Paced at
+		// the turnover alone, a window that opened by a third (a probe's
+		// end, Vegas' tenth, answers that came back together) refilled
+		// over two round trips and more.
+		ceiling = math.Min(c.s.max, c.limit*(1+math.Max(c.w-c.inflight, 0)/(windowGain*c.w)))
+	}
+	return math.Max(math.Min(ceiling, room/in.dt.Seconds()), c.s.min)
 }
 
 // decide closes the round when it holds enough evidence and applies the law.
@@ -392,7 +407,9 @@ func (c *controller) decide(in tick) decision {
 	if e.latency == 0 && !e.unreachable {
 		return decBlind // only Unavailable answers, and nothing to put them above
 	}
-	return c.law(e)
+	d := c.law(e)
+	c.refusing = d == decRefused
+	return d
 }
 
 // evidence is one round, read.

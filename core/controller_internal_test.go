@@ -354,20 +354,33 @@ func TestModelPaceLetsOutWhatTheWindowHasRoomFor(t *testing.T) {
 		name           string
 		inflight, done float64 // calls out after the tick, and back in it
 		want           float64
+		refusing       bool // the last round was refused
 	}{
-		{"room: what it holds, and what came back", 5, 50, 750},
-		{"more room than the limit: the limit", 0, 100, 800},
-		{"full: what came back", 30, 30, 300},
-		{"past it by what came back: MinRate", 60, 30, 1},
+		{"room: what it holds, and what came back", 5, 50, 750, false},
+		// The window's turnover is the limit, 800/s; 18 of its 30 calls
+		// over a round trip (30 / 800 × 1.2 s) add 18/36 of it.
+		{"full: paced at the turnover", 30, 100, 800, false},
+		{"slack: the turnover, and the slack over a round trip", 12, 200, 1200, false},
+		{"empty: the turnover, and the whole window over a round trip", 0, 200, 800 * (1 + 30.0/36), false},
+		{"full: what came back", 30, 30, 300, false},
+		{"past it by what came back: MinRate", 60, 30, 1, false},
+		{"refused: no faster than the backoff left", 0, 100, 800, true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			c := newController(settingsFor(t, Config{MinRate: 1, MaxRate: 1000}))
-			c.w, c.limit, c.inflight = 30, 800, tc.inflight
+			c := newController(settingsFor(t, Config{MinRate: 1, MaxRate: 2000}))
+			c.w, c.limit, c.inflight, c.refusing = 30, 800, tc.inflight, tc.refusing
 			if got := c.pace(tick{hist: samples(0, 0), dt: 100 * ms, completions: tc.done}); math.Abs(got-tc.want) > 1e-6 {
 				t.Errorf("pace %.2f; want %.2f", got, tc.want)
 			}
 		})
 	}
+	t.Run("never past MaxRate", func(t *testing.T) {
+		c := newController(settingsFor(t, Config{MinRate: 1, MaxRate: 2000}))
+		c.w, c.limit = 30, 1900
+		if got := c.pace(tick{hist: samples(0, 0), dt: 100 * ms, completions: 500}); got != 2000 {
+			t.Errorf("pace %.2f; want MaxRate, 2000", got)
+		}
+	})
 	t.Run("a semaphore gets its window", func(t *testing.T) {
 		c := newSemaphore(t, ConcurrencyConfig{MaxLimit: 100, InitialLimit: 50})
 		c.inflight = 1000
