@@ -147,7 +147,11 @@ func (l *Limiter) Unavailable() { l.brain.unavailable() }
 // HTTP adapters report a verdict.
 func (l *Limiter) Record(o Outcome, d time.Duration) { l.brain.record(o, d) }
 
-// Rate returns the current rate in requests per second.
+// Rate returns the rate calls are let out at now, in requests per second:
+// the rate the window carries at the latency seen (Stats.Limit), more while
+// the window has room to refill (never past MaxRate), less while it is full
+// (never below MinRate). It changes every tick; Stats.Limit is the steadier
+// figure to chart.
 func (l *Limiter) Rate() float64 { return math.Float64frombits(l.rate.Load()) }
 
 // Stats returns the controller's view after the last tick and the live
