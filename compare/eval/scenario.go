@@ -154,7 +154,8 @@ type Scenario struct {
 	// Draw draws the run's randomness again (arrivals, each request's
 	// cost and delay, the clients' think times) from the same scenario:
 	// how far a figure moves between draws is how much of it is luck.
-	// Zero is the scenario's own draw, the one every report reads.
+	// Zero is the scenario's own draw, the one every report reads; draws
+	// live in the top 16 bits of each run stream, so they are below 65536.
 	Draw uint64
 	// Direction says which arms run it.
 	Direction Direction

@@ -93,6 +93,10 @@ func main() {
 		sets = []eval.Seeds{s}
 	}
 
+	if *draw >= 1<<16 {
+		fmt.Fprintln(os.Stderr, "eval: -draw must be below 65536 (a draw lives in the top 16 bits of each run stream)")
+		os.Exit(2)
+	}
 	if *draw > 0 && *out != "" && *trace == "" && *ablate == "" {
 		fmt.Fprintln(os.Stderr, `eval: -draw is a measure of luck, not a report: add -out ""`)
 		os.Exit(2)
