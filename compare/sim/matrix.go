@@ -24,7 +24,7 @@ type Table struct {
 }
 
 // RunSeeds runs the matrix (Matrix) once per seed from 1 to seeds, every
-// scenario's jitter drawn from that seed, and returns one Table per seed. One
+// scenario's jitter and Phase drawn from that seed, and returns one Table per seed. One
 // seed is one draw: a figure that differs between two laws on one seed by
 // less than its spread over seeds says nothing (see compare/cmd/matrix
 // -seeds).
@@ -33,7 +33,7 @@ func RunSeeds(seeds int, arms []Arm, run func(func())) []Table {
 	for seed := uint64(1); seed <= uint64(seeds); seed++ {
 		scs := Matrix()
 		for i := range scs {
-			scs[i].Seed = seed
+			scs[i].Seed, scs[i].Phase = seed, PhaseOf(seed)
 		}
 		tabs = append(tabs, RunMatrix(scs, arms, run))
 	}

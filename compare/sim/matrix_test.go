@@ -132,31 +132,27 @@ var sloGoal = goal{0.90, 0.80}
 // open until every line is gone), keyed by test and scenario: a bar below the
 // goal, so a change that loses ground fails, and a change that meets the goal
 // deletes its line. The matrix's scenarios run at windows of a few calls, and
-// one draw of the jitter moves a figure by a few points either way: each bar
-// is what the law reaches over seeds 1–30 (`go run ./compare/cmd/matrix
-// -seeds 30`, the mean in the comment) less the noise of what the test
-// reads — two standard deviations of one draw (seed 1), of a mean of six
-// (six seeds), three of one draw for the worst of six (every draw) — so a
-// change that loses more than chance fails, and one that does not passes.
-// Each shortfall is what docs/controller-rewrite.md measures and explains:
-// flapping latency is read as a queue until a floor probe, and the law
-// narrows the window by a third each slow phase before it holds; a capacity
-// drop's queue is shed a round late now and then; the slo-breaks draws lose
-// goodput to the cut after the break; benign-bump's floor tail sits just
-// under the SLO.
+// one draw of the jitter and of the run's Phase moves a figure by a few points
+// either way: each bar is what the law reaches over seeds 1–30 (`go run
+// ./compare/cmd/matrix -seeds 30`, the mean and one draw's standard deviation
+// in the comment) less the noise of what the test reads — two standard
+// deviations of one draw (seed 1), of a mean of six (six seeds), three of one
+// draw for the worst of six (every draw) — so a change that loses more than
+// chance fails, and one that does not passes. Each shortfall is what
+// docs/controller-rewrite.md measures and explains: a level shift (benign-bump,
+// flapping latency) is read as a queue until a floor probe measures it, and a
+// probe of a window of two calls can end with fewer answers than it needs, so
+// the floor stays where it was until the next one (benign-bump's draws of
+// 0.39–0.55 of the oracle, which is why its bars sit so far under its mean).
 var shortOf = map[string]goal{
-	"seed 1/benign-bump":            {0.82, 0.78}, // 89.2% ± 3.3 a draw, 0.837 ± 0.027
-	"seed 1/capacity-drops":         {0.82, 0.80}, // 86.7% ± 2.2
-	"seed 1/flapping-latency":       {0.89, 0.70}, // 93.9% ± 2.2, 0.808 ± 0.033; seed 1 draws 0.715, 2.8 sd under
-	"six seeds/benign-bump":         {0.86, 0.81}, // 89.2%, 0.837
-	"six seeds/capacity-drops":      {0.84, 0.80}, // 86.7%
-	"six seeds/flapping-latency":    {0.90, 0.78}, // 0.808
-	"every draw/benign-bump":        {0.79, 0.75},
-	"every draw/slo-breaks":         {0.88, 0.77}, // 0.923 ± 0.049 a draw
-	"every draw/capacity-drops":     {0.80, 0.80},
-	"every draw/flapping-latency":   {0.87, 0.70},
-	"AnchorBaseline/slo-breaks":     {0.93, 0.82}, // 94.1% ± 0.6, 0.923: the same law
-	"AnchorBaseline/capacity-drops": {0.82, 0.85}, // 86.7%, 0.886 ± 0.016
+	"seed 1/benign-bump":            {0.81, 0.49}, // 90.6% ± 4.4 a draw, 0.731 ± 0.120
+	"seed 1/flapping-latency":       {0.86, 0.69}, // 94.6% ± 3.8, 0.780 ± 0.044
+	"six seeds/benign-bump":         {0.87, 0.63},
+	"six seeds/flapping-latency":    {0.90, 0.74},
+	"every draw/benign-bump":        {0.77, 0.37},
+	"every draw/flapping-latency":   {0.83, 0.64},
+	"AnchorBaseline/slo-breaks":     {0.94, 0.85}, // 95.1% ± 0.5: the same law
+	"AnchorBaseline/capacity-drops": {0.90, 0.85}, // 94.0% ± 1.6, 0.945 ± 0.016
 }
 
 // want returns the goal for scenario under key, or the figure held instead

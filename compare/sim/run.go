@@ -69,6 +69,9 @@ func Run(sc Scenario, arm Arm) Result { return RunWatch(sc, arm, 0, nil) }
 // run (from the first interval on), for tests that follow a limiter tick by
 // tick. watch runs on its own goroutine and must not block.
 func RunWatch(sc Scenario, arm Arm, every time.Duration, watch func(t time.Duration, g Gate)) Result {
+	// The run starts sc.Phase into the clock's probe cycle: nothing exists
+	// yet, so the wait is only the clock's.
+	time.Sleep(sc.Phase)
 	dep := NewDependency(&sc)
 	gate := arm.New(&sc, dep)
 	var wg sync.WaitGroup

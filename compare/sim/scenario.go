@@ -49,6 +49,27 @@ type Scenario struct {
 	HitLatency time.Duration
 	// Seed seeds the jitter.
 	Seed uint64
+	// Phase is where in the clock's ProbeCycle the run starts. The project's
+	// limiters measure their floor on whole multiples of ProbeCycle of the
+	// clock (so that limiters sharing a resource measure it together), and a
+	// synctest bubble's clock starts on one: with a Phase of zero, every
+	// event the matrix puts at 5 s meets a floor probe at its first instant,
+	// a coincidence an incident in production has no reason to keep. Matrix
+	// and RunSeeds draw it from the seed (PhaseOf).
+	Phase time.Duration
+}
+
+// ProbeCycle is the period of the project's floor probes on the clock (the
+// core's floorPeriod): the cycle a run's Phase is drawn from.
+const ProbeCycle = 5 * time.Second
+
+// PhaseOf is the Phase a run of the given seed starts at: seed × the golden
+// ratio's fractional part, modulo 1, of ProbeCycle, so that consecutive
+// seeds spread their phases evenly over the cycle (seed 1 starts 3.09 s into
+// it, and its events at 5 s fall 1.9 s before a probe).
+func PhaseOf(seed uint64) time.Duration {
+	f := math.Mod(float64(seed)*0.6180339887498949, 1)
+	return time.Duration(f * float64(ProbeCycle))
 }
 
 // Const returns a function of time that is always v.
@@ -110,7 +131,7 @@ func nominal(name, about string) Scenario {
 		Duration: nominalRun, SLO: nominalSLO, Timeout: nominalTimeout,
 		Workers: 300, MaxRate: 2 * nominalCapacity,
 		Capacity: Const(nominalCapacity), Base: Const(nominalBase),
-		Jitter: 0.2, Seed: 1,
+		Jitter: 0.2, Seed: 1, Phase: PhaseOf(1),
 	}
 }
 
