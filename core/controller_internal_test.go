@@ -504,3 +504,37 @@ func TestModelFloorProbeDrainsTheQueueVegasKeeps(t *testing.T) {
 		}
 	}
 }
+
+func TestModelFloorProbeLastsForItsAnswers(t *testing.T) {
+	// A level shift (20 → 70 ms) that Vegas answered by narrowing the
+	// window to two calls: a probe keeps one, which carries a call and a
+	// half in 200 ms. It lasts until its window has carried probeSamples
+	// answers at the latency last seen, and measures the floor; cut at
+	// 200 ms, it would leave the floor at 20 ms and the window where the
+	// old floor holds it.
+	c := newSemaphore(t, ConcurrencyConfig{MaxLimit: 100, InitialLimit: 20})
+	c.cold = false
+	feed(c, 100, 20*ms, 0, true)
+	c.w, c.limit = 2, 2
+	feed(c, 10, 70*ms, 0, true) // the wait a window of two has left
+	c.probed--                  // a new floor period
+	feed(c, 10, 70*ms, 0, true)
+	expect(t, c, "probe", 1, decFloorProbe)
+	if want := time.Duration(probeSamples * at(70*ms)); c.probe.d != want {
+		t.Errorf("probe lasts %v at least; want the time one call takes to carry %d answers at 70 ms, %v", c.probe.d, probeSamples, want)
+	}
+	for c.settling {
+		feed(c, 1, 70*ms, 0, true)
+	}
+	// One call at 70 ms: about three answers in 200 ms, four in 300.
+	feed(c, 1, 70*ms, 0, true)
+	feed(c, 2, 70*ms, 0, true)
+	expect(t, c, "200 ms, three answers", 1, decFloorProbe)
+	feed(c, 1, 70*ms, 0, true)
+	if c.view.decision != decFloor {
+		t.Fatalf("after four answers: %v; want the floor measured", c.view.decision)
+	}
+	if got := time.Duration(c.floorMed); got != time.Duration(at(70*ms)) {
+		t.Errorf("floor %v; want the latency the probe saw, %v", got, time.Duration(at(70*ms)))
+	}
+}

@@ -140,16 +140,15 @@ var sloGoal = goal{0.90, 0.80}
 // draw for the worst of six (every draw) — so a change that loses more than
 // chance fails, and one that does not passes. Each shortfall is what
 // docs/controller-rewrite.md measures and explains: a level shift (benign-bump,
-// flapping latency) is read as a queue until a floor probe measures it, and a
-// probe of a window of two calls can end with fewer answers than it needs, so
-// the floor stays where it was until the next one (benign-bump's draws of
-// 0.39–0.55 of the oracle, which is why its bars sit so far under its mean).
+// flapping latency) is read as a queue until a floor probe measures it, and
+// until then Vegas narrows the window (benign-bump's worst draw is 0.54 of the
+// oracle).
 var shortOf = map[string]goal{
-	"seed 1/benign-bump":            {0.81, 0.49}, // 90.6% ± 4.4 a draw, 0.731 ± 0.120
+	"seed 1/benign-bump":            {0.83, 0.64}, // 90.3% ± 3.3 a draw, 0.764 ± 0.060
 	"seed 1/flapping-latency":       {0.86, 0.69}, // 94.6% ± 3.8, 0.780 ± 0.044
-	"six seeds/benign-bump":         {0.87, 0.63},
+	"six seeds/benign-bump":         {0.87, 0.71},
 	"six seeds/flapping-latency":    {0.90, 0.74},
-	"every draw/benign-bump":        {0.77, 0.37},
+	"every draw/benign-bump":        {0.80, 0.58},
 	"every draw/flapping-latency":   {0.83, 0.64},
 	"AnchorBaseline/slo-breaks":     {0.94, 0.85}, // 95.1% ± 0.5: the same law
 	"AnchorBaseline/capacity-drops": {0.90, 0.85}, // 94.0% ± 1.6, 0.945 ± 0.016
