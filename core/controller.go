@@ -55,7 +55,7 @@ type controller struct {
 	probe  struct {
 		on bool
 		w  float64       // the window before the probe
-		d  time.Duration // how long it lasts at least (probeFor)
+		d  time.Duration // how long it lasts at least (startProbe)
 	}
 
 	// cold is startup: never congested, and what gets through still grows
@@ -393,8 +393,9 @@ func (c *controller) decide(in tick) decision {
 		}
 		return decBlind
 	case c.probe.on:
-		// A floor probe lasts a time, not a count of answers: at half the
-		// window a count takes twice as long.
+		// A floor probe lasts a time, not a count of answers (at half the
+		// window a count takes twice as long): probeTime, a floor latency,
+		// or the time its window takes to carry probeSamples answers.
 		if r.unreachable == 0 && r.dt < max(probeTime, time.Duration(c.floorMed), c.probe.d) {
 			return decFloorProbe
 		}
