@@ -42,3 +42,42 @@ func TestPhaseSpreadsRunsOverTheProbeCycle(t *testing.T) {
 		}
 	})
 }
+
+// ProbeCycle restates the core's floor period, which compare/ cannot import:
+// the limiter's floor probes must begin on whole multiples of it on the
+// clock, or the Phase a run is drawn at means nothing.
+func TestProbeCycleIsTheLimitersFloorPeriod(t *testing.T) {
+	sc := sim.Matrix()[0] // steady: a window that fills, so every period probes
+	sc.Duration, sc.Phase = 12*time.Second, 1300*time.Millisecond
+	synctest.Test(t, func(t *testing.T) {
+		epoch := time.Now() // a bubble's clock starts on a multiple of any whole second
+		var starts []time.Duration
+		probing := false
+		sim.RunWatch(sc, sim.Agile("agile", sim.SLOConfig), 20*time.Millisecond, func(_ time.Duration, g sim.Gate) {
+			on := sim.Limiter(g).Stats().Decision == "floor-probe"
+			if on && !probing {
+				starts = append(starts, time.Since(epoch))
+			}
+			probing = on
+		})
+		// Past the first boundary (before it, the probe that ends startup),
+		// the first probe of each cycle begins on its boundary; a probe's
+		// settle shows as a pause within it.
+		cycles := map[time.Duration]time.Duration{}
+		for _, at := range starts {
+			if c := at / sim.ProbeCycle; c > 0 {
+				if _, ok := cycles[c]; !ok {
+					cycles[c] = at % sim.ProbeCycle
+				}
+			}
+		}
+		if len(cycles) < 2 {
+			t.Fatalf("floor probes began at %v; want one in each of the cycles after the first", starts)
+		}
+		for c, off := range cycles {
+			if off > 200*time.Millisecond {
+				t.Errorf("cycle %d: the first floor probe began %v past its boundary (ProbeCycle %v); probes at %v", c, off, sim.ProbeCycle, starts)
+			}
+		}
+	})
+}
