@@ -34,6 +34,14 @@
 //
 //	go run ./compare/cmd/eval -set validation -draw 1 -out "" -sweeps /tmp/sweeps.json
 //
+// -draws K runs the sets on K draws, from -draw on, and reports what each
+// figure keeps from draw to draw: meets per draw, the scenarios meeting the
+// goal on every draw and on any, how far one run's figure moves by luck, and
+// the comparison with failsafe-go draw by draw and on the means. With -out,
+// the page reads the first draw and adds that report (see eval.Luck):
+//
+//	go run ./compare/cmd/eval -set validation -draws 5 -sweeps /tmp/sweeps.json
+//
 // -trace runs one scenario (a named one, or out-N / in-N for the scenario
 // seed N draws) with the project's limiter alone and prints what its
 // controller read, held and decided at every tick, then the run's figures:
@@ -71,6 +79,7 @@ func main() {
 	ablate := flag.String("ablate", "", "comma-separated rules of the law to turn off one at a time (a+b: both at once), with the figures each protects (needs -tags agilelimiter_ablate)")
 	trace := flag.String("trace", "", "run one scenario (a named one, out-N or in-N) with the agile arm alone and print its controller's every tick")
 	draw := flag.Uint64("draw", 0, "run the seed sets' scenarios on this draw of their randomness (0: their own, the one reports read): how far a figure moves between draws is how much of it is luck")
+	draws := flag.Int("draws", 1, "run the seed sets on this many draws, from -draw on, and report what the figures keep from draw to draw (at least 2 for a report of luck)")
 	cache := flag.String("sweeps", "", "JSON file to take the oracle's sweeps from and add new ones to (empty: none): the sweeps do not depend on the limiter, so tuning runs reuse them")
 	flag.Parse()
 
@@ -93,6 +102,10 @@ func main() {
 		sets = []eval.Seeds{s}
 	}
 
+	if *draws < 1 || *draw+uint64(*draws) > 1<<16 {
+		fmt.Fprintln(os.Stderr, "eval: -draws must be at least 1, and -draw + -draws at most 65536")
+		os.Exit(2)
+	}
 	if *draw >= 1<<16 {
 		fmt.Fprintln(os.Stderr, "eval: -draw must be below 65536 (a draw lives in the top 16 bits of each run stream)")
 		os.Exit(2)
@@ -137,7 +150,7 @@ func main() {
 				}
 				return
 			}
-			if err := run(t, sets, arms, *cache, *n, *out, *verbose); err != nil {
+			if err := run(t, sets, *draws, arms, *cache, *n, *out, *verbose); err != nil {
 				t.Fatal(err)
 			}
 		}}}, nil, nil)
@@ -181,7 +194,7 @@ func saveSweeps(cache string, sweeps eval.Sweeps) error {
 	return os.WriteFile(cache, b, 0o644)
 }
 
-func run(t *testing.T, sets []eval.Seeds, arms eval.Arms, cache string, n int, dir string, verbose bool) error {
+func run(t *testing.T, sets []eval.Seeds, draws int, arms eval.Arms, cache string, n int, dir string, verbose bool) error {
 	start := time.Now()
 	sweeps, err := loadSweeps(cache)
 	if err != nil {
@@ -193,7 +206,11 @@ func run(t *testing.T, sets []eval.Seeds, arms eval.Arms, cache string, n int, d
 		names = append(names, sc.Name)
 	}
 	for _, s := range sets {
-		scs = append(scs, s.Scenarios(n)...)
+		for d := range draws {
+			s.Draw += uint64(d)
+			scs = append(scs, s.Scenarios(n)...)
+			s.Draw -= uint64(d)
+		}
 	}
 	// One batch, so every run competes for the cores at once.
 	named, seeded := eval.EvaluateWith(scs, arms, eval.Bubbles(t), sweeps).Pick(names...)
@@ -206,14 +223,29 @@ func run(t *testing.T, sets []eval.Seeds, arms eval.Arms, cache string, n int, d
 	var page bytes.Buffer
 	var last eval.Seeds
 	for _, s := range sets {
-		rep, _ := seeded.Pick(s.Names(n)...)
-		if verbose {
-			eval.WriteRows(os.Stdout, rep)
+		var reps []eval.Report
+		for d := range draws {
+			sd := s
+			sd.Draw += uint64(d)
+			rep, _ := seeded.Pick(sd.Names(n)...)
+			reps = append(reps, rep)
+			if verbose {
+				eval.WriteRows(os.Stdout, rep)
+			}
+			fmt.Printf("\n%s seeds%s (%d outbound, %d inbound):\n", s.Name, drawNote(sd.Draw), len(rep.Outbound.Rows), len(rep.Inbound.Rows))
+			eval.WriteText(os.Stdout, rep.Summarize())
 		}
-		fmt.Printf("\n%s seeds%s (%d outbound, %d inbound):\n", s.Name, drawNote(s.Draw), len(rep.Outbound.Rows), len(rep.Inbound.Rows))
-		eval.WriteText(os.Stdout, rep.Summarize())
 		page.Reset()
-		eval.WriteMarkdown(&page, s.Name, rep, named)
+		eval.WriteMarkdown(&page, s.Name, reps[0], named)
+		if draws > 1 {
+			luck, err := eval.LuckOf(reps)
+			if err != nil {
+				return err
+			}
+			fmt.Printf("\n%s seeds over %d draws:\n", s.Name, draws)
+			eval.WriteLuckText(os.Stdout, luck)
+			eval.WriteLuckMarkdown(&page, luck, s.Draw)
+		}
 		last = s
 	}
 	fmt.Printf("\n%v real time\n", time.Since(start).Round(100*time.Millisecond))

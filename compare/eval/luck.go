@@ -1,0 +1,253 @@
+package eval
+
+import (
+	"fmt"
+	"io"
+	"math"
+	"slices"
+	"strings"
+)
+
+// Luck is what a seed set's figures do over several draws of its randomness
+// (Seeds.Draw): the same scenarios, other arrivals, costs and delays. A
+// figure read from one draw is worth what it keeps on the others; in
+// particular a single run's "agile at least failsafe-go" is a coin toss in a
+// scenario where both are near the oracle.
+type Luck struct {
+	Draws             int       // how many draws the figures are over
+	Outbound, Inbound []ArmLuck // one per arm, in the evaluations' order
+	// Parity is "agile's goodput at least failsafe-go's", inbound, read
+	// over the draws; nil without both arms.
+	Parity *ParityLuck
+}
+
+// ArmLuck is one arm of one direction over the draws.
+type ArmLuck struct {
+	Arm string
+	N   int   // scenarios
+	Met []int // scenarios meeting the goal, one count per draw
+	// Always and Ever count the scenarios meeting the goal on every draw
+	// and on at least one.
+	Always, Ever int
+	// SD is the standard deviation of one run's of-oracle about its
+	// scenario's mean over the draws, pooled over the scenarios: how far a
+	// single run's figure moves by luck alone.
+	SD float64
+}
+
+// ParityLuck is the inbound comparison with failsafe-go over the draws.
+type ParityLuck struct {
+	N  int   // scenarios
+	At []int // scenarios where agile's goodput was at least failsafe-go's, per draw
+	// OnMeans counts the scenarios where agile's mean goodput over the
+	// draws is at least failsafe-go's; Flips those whose single-draw
+	// verdict differs between draws.
+	OnMeans, Flips int
+	// Near counts the scenarios where failsafe-go's mean is at least
+	// NearOracle of the oracle, and NearAt those of them where agile's
+	// mean is at least failsafe-go's: there, beating it by more than the
+	// luck of a run means beating the oracle.
+	Near, NearAt int
+	// SD is the pooled standard deviation of one run's difference
+	// (agile − failsafe-go, of the oracle) about its scenario's mean.
+	SD float64
+}
+
+// NearOracle is the share of the oracle's goodput above which an arm is
+// "near the oracle" in ParityLuck.
+const NearOracle = 0.95
+
+// LuckOf reads reps, one report of the same seed set per draw (rows in the
+// same order, names differing only by their draw suffix), as Luck.
+func LuckOf(reps []Report) (Luck, error) {
+	l := Luck{Draws: len(reps)}
+	if len(reps) < 2 {
+		return l, fmt.Errorf("eval: luck needs at least two draws, got %d", len(reps))
+	}
+	for _, d := range []struct {
+		evs []Evaluation
+		out *[]ArmLuck
+	}{{mapEv(reps, func(r Report) Evaluation { return r.Outbound }), &l.Outbound},
+		{mapEv(reps, func(r Report) Evaluation { return r.Inbound }), &l.Inbound}} {
+		if err := sameRows(d.evs); err != nil {
+			return l, err
+		}
+		for j, arm := range d.evs[0].Arms {
+			*d.out = append(*d.out, armLuck(d.evs, j, arm))
+		}
+	}
+	in := mapEv(reps, func(r Report) Evaluation { return r.Inbound })
+	a, f := slices.Index(in[0].Arms, "agile"), slices.Index(in[0].Arms, "failsafe-go")
+	if a >= 0 && f >= 0 && len(in[0].Rows) > 0 {
+		l.Parity = parityLuck(in, a, f)
+	}
+	return l, nil
+}
+
+func mapEv(reps []Report, f func(Report) Evaluation) []Evaluation {
+	evs := make([]Evaluation, len(reps))
+	for i, r := range reps {
+		evs[i] = f(r)
+	}
+	return evs
+}
+
+// sameRows checks that every draw holds the same scenarios and arms.
+func sameRows(evs []Evaluation) error {
+	for _, ev := range evs[1:] {
+		if len(ev.Rows) != len(evs[0].Rows) || !slices.Equal(ev.Arms, evs[0].Arms) {
+			return fmt.Errorf("eval: luck: the draws hold different scenarios or arms")
+		}
+		for i, r := range ev.Rows {
+			if baseName(r.Scenario.Name) != baseName(evs[0].Rows[i].Scenario.Name) {
+				return fmt.Errorf("eval: luck: row %d is %s in one draw and %s in another", i, evs[0].Rows[i].Scenario.Name, r.Scenario.Name)
+			}
+		}
+	}
+	return nil
+}
+
+// baseName is a scenario's name without its draw suffix.
+func baseName(name string) string {
+	if i := strings.LastIndex(name, "/d"); i >= 0 {
+		return name[:i]
+	}
+	return name
+}
+
+func armLuck(evs []Evaluation, j int, arm string) ArmLuck {
+	al := ArmLuck{Arm: arm, N: len(evs[0].Rows), Met: make([]int, len(evs))}
+	var ss float64
+	for i := range evs[0].Rows {
+		met := 0
+		xs := make([]float64, len(evs))
+		for d, ev := range evs {
+			c := ev.Rows[i].Cells[j]
+			xs[d] = c.OfOracle
+			if c.Meets {
+				al.Met[d]++
+				met++
+			}
+		}
+		if met == len(evs) {
+			al.Always++
+		}
+		if met > 0 {
+			al.Ever++
+		}
+		ss += sumSquares(xs)
+	}
+	al.SD = pooledSD(ss, al.N, len(evs))
+	return al
+}
+
+func parityLuck(evs []Evaluation, a, f int) *ParityLuck {
+	p := &ParityLuck{N: len(evs[0].Rows), At: make([]int, len(evs))}
+	var ss float64
+	for i := range evs[0].Rows {
+		var ga, gf, oa, of float64
+		at := 0
+		ds := make([]float64, len(evs))
+		for d, ev := range evs {
+			ca, cf := ev.Rows[i].Cells[a], ev.Rows[i].Cells[f]
+			ga, gf = ga+ca.Goodput, gf+cf.Goodput
+			oa, of = oa+ca.OfOracle, of+cf.OfOracle
+			ds[d] = ca.OfOracle - cf.OfOracle
+			if ca.Goodput >= cf.Goodput {
+				p.At[d]++
+				at++
+			}
+		}
+		if at > 0 && at < len(evs) {
+			p.Flips++
+		}
+		if ga >= gf {
+			p.OnMeans++
+		}
+		if of/float64(len(evs)) >= NearOracle {
+			p.Near++
+			if oa >= of {
+				p.NearAt++
+			}
+		}
+		ss += sumSquares(ds)
+	}
+	p.SD = pooledSD(ss, p.N, len(evs))
+	return p
+}
+
+// sumSquares is the sum of squared deviations of xs from their mean.
+func sumSquares(xs []float64) float64 {
+	var m float64
+	for _, x := range xs {
+		m += x
+	}
+	m /= float64(len(xs))
+	var s float64
+	for _, x := range xs {
+		s += (x - m) * (x - m)
+	}
+	return s
+}
+
+// pooledSD is the pooled sample standard deviation of n groups of k values
+// whose squared deviations from their group means sum to ss.
+func pooledSD(ss float64, n, k int) float64 {
+	if n == 0 || k < 2 {
+		return 0
+	}
+	return math.Sqrt(ss / float64(n*(k-1)))
+}
+
+// WriteLuckText writes l compactly, one line per direction and arm, then
+// the parity line.
+func WriteLuckText(w io.Writer, l Luck) {
+	for _, d := range []struct {
+		name string
+		arms []ArmLuck
+	}{{"outbound", l.Outbound}, {"inbound", l.Inbound}} {
+		for _, a := range d.arms {
+			fmt.Fprintf(w, "%-8s %-12s meets %s of %d (on every draw %d, on any %d) | one run's of-oracle ± %.3f\n",
+				d.name, a.Arm, joinInts(a.Met), a.N, a.Always, a.Ever, a.SD)
+		}
+	}
+	if p := l.Parity; p != nil {
+		fmt.Fprintf(w, "inbound  agile ≥ failsafe-go in %s of %d draw by draw, %d on the means, %d flip between draws; "+
+			"failsafe-go ≥ %.2f of the oracle in %d, agile ≥ it there in %d; one run's difference ± %.3f\n",
+			joinInts(p.At), p.N, p.OnMeans, p.Flips, NearOracle, p.Near, p.NearAt, p.SD)
+	}
+}
+
+// WriteLuckMarkdown writes l as a section of the evaluation's page.
+func WriteLuckMarkdown(w io.Writer, l Luck, first uint64) {
+	fmt.Fprintf(w, "## How much of it is luck\n\n")
+	fmt.Fprintf(w, "The same scenarios on %d draws of their randomness (arrivals, each request's cost and delay, "+
+		"clients' think times; draws %d–%d, the figures above are draw %d). *Meets* per draw, then the scenarios that "+
+		"meet the goal on every draw and on any; *± one run* is the standard deviation of a single run's of-oracle "+
+		"about its scenario's mean over the draws, pooled over the scenarios.\n\n", l.Draws, first, first+uint64(l.Draws)-1, first)
+	fmt.Fprintf(w, "| direction | arm | meets, per draw | on every draw | on any | ± one run |\n|---|---|---|---|---|---|\n")
+	for _, d := range []struct {
+		name string
+		arms []ArmLuck
+	}{{"outbound", l.Outbound}, {"inbound", l.Inbound}} {
+		for _, a := range d.arms {
+			fmt.Fprintf(w, "| %s | %s | %s of %d | %d | %d | %.3f |\n", d.name, a.Arm, joinInts(a.Met), a.N, a.Always, a.Ever, a.SD)
+		}
+	}
+	fmt.Fprintln(w)
+	if p := l.Parity; p != nil {
+		fmt.Fprintf(w, "Inbound, `agile`'s goodput is at least failsafe-go's in %s of %d scenarios draw by draw, and in %d on "+
+			"the means of the draws; the verdict changes between draws in %d. A single run's difference (agile − failsafe-go, "+
+			"of the oracle) moves by ± %.3f. failsafe-go is at %.2f of the oracle or more in %d scenarios, and `agile` at least "+
+			"matches it there in %d: in those, one run's verdict is close to a coin toss.\n\n",
+			joinInts(p.At), p.N, p.OnMeans, p.Flips, p.SD, NearOracle, p.Near, p.NearAt)
+	}
+}
+
+func joinInts(xs []int) string {
+	s := make([]string, len(xs))
+	for i, x := range xs {
+		s[i] = fmt.Sprint(x)
+	}
+	return strings.Join(s, ", ")
+}

@@ -1,0 +1,75 @@
+package eval
+
+import (
+	"bytes"
+	"math"
+	"strings"
+	"testing"
+)
+
+// luckReport is one draw of three inbound scenarios, arms agile and
+// failsafe-go: each cell is (of-oracle, meets), goodput = of-oracle × 100.
+func luckReport(draw string, cells [3][2]float64, meets [3]bool) Report {
+	ev := Evaluation{Direction: Inbound, Arms: []string{"agile", "failsafe-go"}}
+	for i, c := range cells {
+		name := []string{"in-1", "in-2", "in-3"}[i] + draw
+		ev.Rows = append(ev.Rows, Row{Scenario: Scenario{Name: name}, Cells: []Cell{
+			{Result: Result{Goodput: 100 * c[0]}, OfOracle: c[0], Meets: meets[i]},
+			{Result: Result{Goodput: 100 * c[1]}, OfOracle: c[1]},
+		}})
+	}
+	return Report{Inbound: ev}
+}
+
+func TestLuckOf(t *testing.T) {
+	d0 := luckReport("", [3][2]float64{{0.90, 0.80}, {0.96, 0.98}, {0.70, 0.60}}, [3]bool{true, true, false})
+	d1 := luckReport("/d1", [3][2]float64{{0.80, 0.80}, {1.00, 0.97}, {0.50, 0.60}}, [3]bool{true, false, false})
+	l, err := LuckOf([]Report{d0, d1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	a := l.Inbound[0]
+	if a.Arm != "agile" || a.N != 3 || a.Met[0] != 2 || a.Met[1] != 1 || a.Always != 1 || a.Ever != 2 {
+		t.Errorf("agile luck = %+v; want meets 2, 1, always 1, ever 2", a)
+	}
+	// Deviations from the means: ±0.05, ±0.02, ±0.10; pooled over 3
+	// scenarios of 2 draws: √((2·0.05² + 2·0.02² + 2·0.10²)/3).
+	if want := math.Sqrt((2*0.0025 + 2*0.0004 + 2*0.01) / 3); math.Abs(a.SD-want) > 1e-9 {
+		t.Errorf("agile SD = %.6f; want %.6f", a.SD, want)
+	}
+	p := l.Parity
+	if p == nil {
+		t.Fatal("no parity with both arms")
+	}
+	// in-1: 0.90 ≥ 0.80, 0.80 ≥ 0.80 (ties count): at on both.
+	// in-2: 0.96 < 0.98, 1.00 ≥ 0.97: flips; means 0.98 ≥ 0.975; failsafe
+	// near the oracle (0.975), agile at least it there.
+	// in-3: 0.70 ≥ 0.60, 0.50 < 0.60: flips; means 0.60 ≥ 0.60.
+	if p.At[0] != 2 || p.At[1] != 2 || p.Flips != 2 || p.OnMeans != 3 || p.Near != 1 || p.NearAt != 1 {
+		t.Errorf("parity = %+v; want at 2, 2, flips 2, on means 3, near 1, near at 1", *p)
+	}
+	var buf bytes.Buffer
+	WriteLuckText(&buf, l)
+	WriteLuckMarkdown(&buf, l, 0)
+	for _, want := range []string{"meets 2, 1 of 3 (on every draw 1, on any 2)", "2 flip between draws", "| inbound | agile | 2, 1 of 3 | 1 | 2 |"} {
+		if !strings.Contains(buf.String(), want) {
+			t.Errorf("report lacks %q:\n%s", want, buf.String())
+		}
+	}
+}
+
+func TestLuckOfRefusesMismatchedDraws(t *testing.T) {
+	d0 := luckReport("", [3][2]float64{}, [3]bool{})
+	if _, err := LuckOf([]Report{d0}); err == nil {
+		t.Error("one draw: no error")
+	}
+	other := luckReport("/d1", [3][2]float64{}, [3]bool{})
+	other.Inbound.Rows[1].Scenario.Name = "in-9/d1"
+	if _, err := LuckOf([]Report{d0, other}); err == nil || !strings.Contains(err.Error(), "in-9/d1") {
+		t.Errorf("another scenario in a row: err = %v; want it named", err)
+	}
+	other.Inbound.Rows = other.Inbound.Rows[:2]
+	if _, err := LuckOf([]Report{d0, other}); err == nil {
+		t.Error("fewer rows: no error")
+	}
+}
