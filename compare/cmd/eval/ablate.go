@@ -15,16 +15,24 @@ import (
 // both at once), and prints one
 // line per rule and set: the figures the issue's goal is judged by, how far
 // each moved, and the scenario-by-scenario comparison (pairs). A rule whose
-// removal moves nothing protects nothing.
-func runAblation(t *testing.T, sets []eval.Seeds, rules []string, cache string, n int) error {
+// removal moves nothing protects nothing. With draws > 1 every set runs on
+// that many draws and each scenario of each draw is one pair: one draw's
+// pairs move by luck as much as by most rules.
+func runAblation(t *testing.T, sets []eval.Seeds, draws int, rules []string, cache string, n int) error {
 	sweeps, err := loadSweeps(cache)
 	if err != nil {
 		return err
 	}
 	arms, _ := eval.DefaultArms().Only("agile")
 	var scs []eval.Scenario
-	for _, s := range sets {
-		scs = append(scs, s.Scenarios(n)...)
+	names := make([][]string, len(sets))
+	for j, s := range sets {
+		for d := range draws {
+			sd := s
+			sd.Draw += uint64(d)
+			scs = append(scs, sd.Scenarios(n)...)
+			names[j] = append(names[j], sd.Names(n)...)
+		}
 	}
 	defer os.Unsetenv("AGILELIMITER_ABLATE")
 	var base []eval.Summary
@@ -38,14 +46,18 @@ func runAblation(t *testing.T, sets []eval.Seeds, rules []string, cache string, 
 			}
 		}
 		for j, s := range sets {
-			picked, _ := rep.Pick(s.Names(n)...)
+			picked, _ := rep.Pick(names[j]...)
 			sum := picked.Summarize()
+			name := s.Name
+			if draws > 1 {
+				name = fmt.Sprintf("%s×%d", s.Name, draws)
+			}
 			if i == 0 {
 				base, baseRep = append(base, sum), append(baseRep, picked)
-				fmt.Printf("%-14s %-10s %s\n", "all rules", s.Name, figures(sum, eval.Summary{}))
+				fmt.Printf("%-14s %-10s %s\n", "all rules", name, figures(sum, eval.Summary{}))
 				continue
 			}
-			fmt.Printf("%-14s %-10s %s%s\n", "no "+rule, s.Name, figures(sum, base[j]), pairs(baseRep[j], picked))
+			fmt.Printf("%-14s %-10s %s%s\n", "no "+rule, name, figures(sum, base[j]), pairs(baseRep[j], picked))
 		}
 	}
 	return nil

@@ -34,6 +34,9 @@
 //
 //	go run ./compare/cmd/eval -set validation -draw 1 -out "" -sweeps /tmp/sweeps.json
 //
+// With -ablate, -draws K pools K draws: each scenario of each draw is one
+// pair of the comparison.
+//
 // -draws K runs the sets on K draws, from -draw on, and reports what each
 // figure keeps from draw to draw: meets per draw, the scenarios meeting the
 // goal on every draw and on any, how far one run's figure moves by luck, and
@@ -145,7 +148,7 @@ func main() {
 				return
 			}
 			if len(rules) > 0 {
-				if err := runAblation(t, sets, rules, *cache, *n); err != nil {
+				if err := runAblation(t, sets, *draws, rules, *cache, *n); err != nil {
 					t.Fatal(err)
 				}
 				return
