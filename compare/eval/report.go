@@ -35,7 +35,8 @@ func WriteMarkdown(w io.Writer, set string, rep, named Report) {
 		"(a few calls a second, heavy tails). *Inside* counts timeouts and the dependency's refusals as outside; calls an arm refused "+
 		"(*limited*) were never sent and cost only goodput. *p99* is over the calls that reached the resource. *Wasted* is the share of "+
 		"the resource's work spent on calls whose caller had timed out (outbound) or answered outside the SLO (inbound). "+
-		"Outbound callers still waiting for a slot when the run ends count nowhere. Every figure is a function of the seed.\n\n")
+		"Outbound callers still waiting for a slot when the run ends count nowhere. Every figure is a function of the seed, "+
+		"but for the rare run in which two of a limiter's own timers fall on one nanosecond, which the simulation's clock cannot order (compare/eval/clock.go).\n\n")
 
 	writeSummary(w, "Outbound", s.Outbound)
 	writeSummary(w, "Inbound", s.Inbound)
