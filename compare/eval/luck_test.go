@@ -73,3 +73,15 @@ func TestLuckOfRefusesMismatchedDraws(t *testing.T) {
 		t.Error("fewer rows: no error")
 	}
 }
+
+func TestSeedsDraws(t *testing.T) {
+	s := TrainingSeeds
+	s.Draw = 2
+	ds := s.Draws(3)
+	if len(ds) != 3 || ds[0].Draw != 2 || ds[2].Draw != 4 || ds[1].First != s.First {
+		t.Fatalf("Draws(3) from draw 2 = %+v; want draws 2, 3, 4 of the same seeds", ds)
+	}
+	if got := ds[1].Names(1)[0]; got != "out-1/d3" {
+		t.Errorf("draw 3's first name = %q; want out-1/d3", got)
+	}
+}

@@ -55,6 +55,17 @@ func (s Seeds) Scenarios(n int) []Scenario {
 	return scs
 }
 
+// Draws returns k copies of s on the draws s.Draw, s.Draw+1, …: the same
+// scenarios on k draws of their randomness.
+func (s Seeds) Draws(k int) []Seeds {
+	out := make([]Seeds, k)
+	for d := range out {
+		out[d] = s
+		out[d].Draw += uint64(d)
+	}
+	return out
+}
+
 // Names returns the names of s.Scenarios(n), without drawing them.
 func (s Seeds) Names(n int) []string {
 	var names []string

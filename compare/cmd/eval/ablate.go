@@ -27,9 +27,7 @@ func runAblation(t *testing.T, sets []eval.Seeds, draws int, rules []string, cac
 	var scs []eval.Scenario
 	names := make([][]string, len(sets))
 	for j, s := range sets {
-		for d := range draws {
-			sd := s
-			sd.Draw += uint64(d)
+		for _, sd := range s.Draws(draws) {
 			scs = append(scs, sd.Scenarios(n)...)
 			names[j] = append(names[j], sd.Names(n)...)
 		}

@@ -209,10 +209,8 @@ func run(t *testing.T, sets []eval.Seeds, draws int, arms eval.Arms, cache strin
 		names = append(names, sc.Name)
 	}
 	for _, s := range sets {
-		for d := range draws {
-			s.Draw += uint64(d)
-			scs = append(scs, s.Scenarios(n)...)
-			s.Draw -= uint64(d)
+		for _, sd := range s.Draws(draws) {
+			scs = append(scs, sd.Scenarios(n)...)
 		}
 	}
 	// One batch, so every run competes for the cores at once.
@@ -227,9 +225,7 @@ func run(t *testing.T, sets []eval.Seeds, draws int, arms eval.Arms, cache strin
 	var last eval.Seeds
 	for _, s := range sets {
 		var reps []eval.Report
-		for d := range draws {
-			sd := s
-			sd.Draw += uint64(d)
+		for _, sd := range s.Draws(draws) {
 			rep, _ := seeded.Pick(sd.Names(n)...)
 			reps = append(reps, rep)
 			if verbose {
