@@ -19,14 +19,27 @@ func ScenarioByName(name string) (Scenario, error) {
 			return sc, nil
 		}
 	}
+	base, draw := name, uint64(0)
+	if i := strings.LastIndex(name, "/d"); i >= 0 {
+		d, err := strconv.ParseUint(name[i+2:], 10, 16)
+		if err != nil || d == 0 {
+			return Scenario{}, fmt.Errorf("eval: no scenario %q: a draw is /d1 to /d65535", name)
+		}
+		base, draw = name[:i], d
+	}
 	for prefix, dir := range map[string]Direction{"out-": Outbound, "in-": Inbound} {
-		if rest, ok := strings.CutPrefix(name, prefix); ok {
+		if rest, ok := strings.CutPrefix(base, prefix); ok {
 			if seed, err := strconv.ParseUint(rest, 10, 64); err == nil {
-				return Generate(dir, seed), nil
+				sc := Generate(dir, seed)
+				if draw > 0 {
+					sc.Draw = draw
+					sc.Name += drawSuffix(draw)
+				}
+				return sc, nil
 			}
 		}
 	}
-	return Scenario{}, fmt.Errorf("eval: no scenario %q: want a named one or out-N / in-N", name)
+	return Scenario{}, fmt.Errorf("eval: no scenario %q: want a named one, or out-N / in-N with an optional draw /dK", name)
 }
 
 // TraceTicks runs the project's limiter (the "agile" arm, default configuration

@@ -25,10 +25,19 @@ func TestScenarioByName(t *testing.T) {
 			t.Errorf("%s: %q (%v); want %q", tc.name, got.Name, err, tc.want.Name)
 		}
 	}
-	for _, bad := range []string{"", "out-", "out-x", "sideways-3"} {
+	for _, bad := range []string{"", "out-", "out-x", "sideways-3", "out-7/d0", "out-7/dx", "out-7/d70000"} {
 		if _, err := ScenarioByName(bad); err == nil {
 			t.Errorf("%q: no error", bad)
 		}
+	}
+	// A draw other than the scenario's own: the set's name for it, and
+	// its randomness.
+	s := TrainingSeeds
+	s.Draw = 2
+	want := s.Scenarios(0)[6] // out-7 on draw 2
+	got, err := ScenarioByName("out-7/d2")
+	if err != nil || got.Name != want.Name || got.Draw != 2 || got.About != want.About {
+		t.Errorf("out-7/d2: %q draw %d (%v); want %q draw 2", got.Name, got.Draw, err, want.Name)
 	}
 }
 

@@ -46,7 +46,7 @@
 //	go run ./compare/cmd/eval -set validation -draws 5 -sweeps /tmp/sweeps.json
 //
 // -trace runs one scenario (a named one, or out-N / in-N for the scenario
-// seed N draws) with the project's limiter alone and prints what its
+// seed N draws, with /dK for its draw K: out-152/d2) with the project's limiter alone and prints what its
 // controller read, held and decided at every tick, then the run's figures:
 // the way to see why a scenario of the evaluation misses its goal.
 //
@@ -80,7 +80,7 @@ func main() {
 	verbose := flag.Bool("v", false, "print every scenario's figures")
 	only := flag.String("arms", "", "comma-separated arms to run, e.g. agile,agile-slo (empty: all); the oracle always runs")
 	ablate := flag.String("ablate", "", "comma-separated rules of the law to turn off one at a time (a+b: both at once), with the figures each protects (needs -tags agilelimiter_ablate)")
-	trace := flag.String("trace", "", "run one scenario (a named one, out-N or in-N) with the agile arm alone and print its controller's every tick")
+	trace := flag.String("trace", "", "run one scenario (a named one, out-N or in-N, /dK for another draw) with the agile arm alone and print its controller's every tick")
 	draw := flag.Uint64("draw", 0, "run the seed sets' scenarios on this draw of their randomness (0: their own, the one reports read): how far a figure moves between draws is how much of it is luck")
 	draws := flag.Int("draws", 1, "run the seed sets on this many draws, from -draw on, and report what the figures keep from draw to draw (at least 2 for a report of luck)")
 	cache := flag.String("sweeps", "", "JSON file to take the oracle's sweeps from and add new ones to (empty: none): the sweeps do not depend on the limiter, so tuning runs reuse them")
