@@ -109,10 +109,8 @@ func sameRows(evs []Evaluation) error {
 
 // baseName is a scenario's name without its draw suffix.
 func baseName(name string) string {
-	if i := strings.LastIndex(name, "/d"); i >= 0 {
-		return name[:i]
-	}
-	return name
+	base, _, _ := splitDraw(name)
+	return base
 }
 
 func armLuck(evs []Evaluation, j int, arm string) ArmLuck {

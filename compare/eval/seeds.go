@@ -2,6 +2,8 @@ package eval
 
 import (
 	"fmt"
+	"strconv"
+	"strings"
 	"time"
 )
 
@@ -131,6 +133,21 @@ func Named() []Scenario {
 	}
 	drop.describe()
 	return []Scenario{knee, drop}
+}
+
+// splitDraw reads a name drawSuffix made: the scenario's own name and the
+// draw (0 without a suffix); ok is false for a suffix that is not a draw
+// from 1 to 65535.
+func splitDraw(name string) (base string, draw uint64, ok bool) {
+	i := strings.LastIndex(name, "/d")
+	if i < 0 {
+		return name, 0, true
+	}
+	d, err := strconv.ParseUint(name[i+2:], 10, 16)
+	if err != nil || d == 0 {
+		return name, 0, false
+	}
+	return name[:i], d, true
 }
 
 // drawSuffix names a draw other than the scenario's own: out-1001/d2. The

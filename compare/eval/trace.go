@@ -19,13 +19,9 @@ func ScenarioByName(name string) (Scenario, error) {
 			return sc, nil
 		}
 	}
-	base, draw := name, uint64(0)
-	if i := strings.LastIndex(name, "/d"); i >= 0 {
-		d, err := strconv.ParseUint(name[i+2:], 10, 16)
-		if err != nil || d == 0 {
-			return Scenario{}, fmt.Errorf("eval: no scenario %q: a draw is /d1 to /d65535", name)
-		}
-		base, draw = name[:i], d
+	base, draw, ok := splitDraw(name)
+	if !ok {
+		return Scenario{}, fmt.Errorf("eval: no scenario %q: a draw is /d1 to /d65535", name)
 	}
 	for prefix, dir := range map[string]Direction{"out-": Outbound, "in-": Inbound} {
 		if rest, ok := strings.CutPrefix(base, prefix); ok {
