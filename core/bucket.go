@@ -34,10 +34,29 @@ type waiter struct {
 	timer      *time.Timer
 }
 
+// maxInterval is the widest spacing a bucket keeps: MinAllowedRate's. A
+// smaller rate (only a configuration that skipped Validate could ask for
+// one) is spaced as MinAllowedRate, never wrapped past int64 into a spacing
+// shorter than MaxRate's: the arithmetic saturates closed, not open.
+var maxInterval = time.Duration(math.Ceil(float64(time.Second) / MinAllowedRate))
+
 // intervalFor returns the spacing for rate, rounded up to a whole nanosecond so
-// that no one-second window ever holds more than rate slots.
+// that no one-second window ever holds more than rate slots, and at most
+// maxInterval.
 func intervalFor(rate float64) time.Duration {
-	return time.Duration(math.Ceil(float64(time.Second) / rate))
+	iv := math.Ceil(float64(time.Second) / rate)
+	if !(iv < float64(maxInterval)) { // NaN and +Inf included
+		return maxInterval
+	}
+	return time.Duration(max(iv, 1))
+}
+
+// mulSat returns d·n, saturated at the largest Duration.
+func mulSat(d time.Duration, n int64) time.Duration {
+	if d > 0 && n > math.MaxInt64/int64(d) {
+		return math.MaxInt64
+	}
+	return d * time.Duration(n)
 }
 
 func (b *bucket) init(rate, maxRate float64) {
@@ -94,7 +113,7 @@ func (b *bucket) take(ctx context.Context, reserve time.Duration) (time.Time, ti
 	dl = dl.Add(-reserve)
 	if hasDeadline {
 		// The earliest this caller could go, at the current rate.
-		est := b.last.Add(b.interval * time.Duration(b.queued.Load()+1))
+		est := b.last.Add(mulSat(b.interval, b.queued.Load()+1))
 		if est.After(dl) {
 			b.mu.Unlock()
 			return time.Time{}, 0, ErrDeadline

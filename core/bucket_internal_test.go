@@ -2,6 +2,7 @@ package agilelimiter
 
 import (
 	"context"
+	"math"
 	"testing"
 	"testing/synctest"
 	"time"
@@ -43,4 +44,31 @@ func TestLateWakeKeepsTheSchedulesPhase(t *testing.T) {
 			t.Errorf("next slot at %v; want 600ms, on the grid of the slot at 0 (not 650ms, 100ms after the rate change)", got)
 		}
 	})
+}
+
+// A rate whose spacing does not fit in an int64 saturates at the widest
+// spacing, never wraps to MaxRate's: a limiter backing off to an "almost
+// zero" floor used to grant MaxRate calls a second (issue 14.4).
+func TestTinyRateFailsClosed(t *testing.T) {
+	var b bucket
+	b.init(1e-12, 100)
+	if b.interval != maxInterval {
+		t.Errorf("init(1e-12, 100): interval %v; want %v", b.interval, maxInterval)
+	}
+	b.setRate(100)
+	b.setRate(1e-300)
+	if b.interval != maxInterval {
+		t.Errorf("setRate(1e-300): interval %v; want %v", b.interval, maxInterval)
+	}
+	for _, r := range []float64{0, math.NaN(), math.Inf(1), -1} {
+		if iv := intervalFor(r); iv < time.Nanosecond || iv > maxInterval {
+			t.Errorf("intervalFor(%v) = %v", r, iv)
+		}
+	}
+	if got := mulSat(maxInterval, 1<<40); got != math.MaxInt64 {
+		t.Errorf("mulSat(maxInterval, 1<<40) = %v; want the largest Duration", got)
+	}
+	if got := mulSat(time.Second, 3); got != 3*time.Second {
+		t.Errorf("mulSat(1s, 3) = %v", got)
+	}
 }

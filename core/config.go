@@ -53,6 +53,29 @@ const (
 	DefaultRateTickInterval = 20 * time.Millisecond
 )
 
+// The bounds a configuration must keep. Each exists because past it the
+// limiter's arithmetic would overflow or its controller would spin, and a
+// limiter that overflows fails open.
+const (
+	// MinAllowedRate is the smallest non-zero rate MinRate, MaxRate and
+	// InitialRate accept: one call in about 11.6 days. A bucket's spacing is
+	// a time.Duration of 1/rate seconds; below about 1e-10 req/s it no longer
+	// fits in an int64 and used to wrap, which let calls out at MaxRate. A
+	// dependency that must get "almost nothing" gets this, or nothing at all
+	// once the limiter is stopped.
+	MinAllowedRate = 1e-6
+	// MaxAllowedLimit is the largest MaxLimit accepted: about a billion
+	// requests in flight, far past what one process holds. Past it the
+	// limit's conversion to an integer slot count overflowed and refused
+	// everything.
+	MaxAllowedLimit = 1 << 30
+	// MinTickInterval is the shortest TickInterval accepted. The controller
+	// does O(1) work a tick, but a tick of a few nanoseconds keeps a core
+	// busy doing it (63,674 ticks in 300 ms on an idle limiter at 1ns), and
+	// the law decides on round trips of answers, never on single ticks.
+	MinTickInterval = time.Millisecond
+)
+
 // Config configures an outbound [Limiter]. Only MaxRate is required; every other
 // zero field means the documented default. Use [Config.Validate] to check a
 // configuration read from a file; [New] panics on the same errors.
@@ -60,11 +83,13 @@ type Config struct {
 	// MinRate is the floor, in requests per second: the rate the limiter keeps
 	// probing at while the dependency is down. Zero means 1 req/s (or MaxRate if
 	// that is lower): one probe a second notices a recovery within a tick or two
-	// and costs a dead dependency nothing. Must be in [0, MaxRate].
+	// and costs a dead dependency nothing. Must be in [0, MaxRate], and 0 or
+	// at least MinAllowedRate.
 	MinRate float64
 	// MaxRate is the ceiling, in requests per second, that you promise the
 	// dependency. Required. The controller never sets a rate above it, and the
 	// bucket enforces it again on its own, so no controller bug can exceed it.
+	// At least MinAllowedRate.
 	MaxRate float64
 	// InitialRate is the rate until the first round of answers has come back.
 	// Zero means MaxRate/8 (at least MinRate): low enough not to hurt a
@@ -91,7 +116,8 @@ type Config struct {
 
 	// TickInterval is how often the controller reads the latency histogram and
 	// lets calls out as its window makes room. Zero means
-	// DefaultRateTickInterval (20ms; see there why).
+	// DefaultRateTickInterval (20ms; see there why). A non-zero value must
+	// be at least MinTickInterval.
 	TickInterval time.Duration
 }
 
@@ -104,7 +130,8 @@ type ConcurrencyConfig struct {
 	// Must be in [0, MaxLimit].
 	MinLimit int
 	// MaxLimit is the ceiling on requests in flight that you promise the service
-	// can hold. Required. The semaphore enforces it on its own as well.
+	// can hold. Required, at most MaxAllowedLimit. The semaphore enforces it
+	// on its own as well.
 	MaxLimit int
 	// InitialLimit is the limit before the first round of answers. Zero means
 	// half of MaxLimit, at least max(MinLimit, 1): a service that just started
@@ -122,7 +149,8 @@ type ConcurrencyConfig struct {
 
 	// TickInterval is how often the controller runs. Zero means
 	// DefaultTickInterval (100ms; see DefaultRateTickInterval why a
-	// ConcurrencyLimiter ticks slower than a Limiter).
+	// ConcurrencyLimiter ticks slower than a Limiter). A non-zero value must
+	// be at least MinTickInterval.
 	TickInterval time.Duration
 }
 
@@ -172,6 +200,15 @@ func (c Config) settings() (settings, error) {
 	if c.InitialRate < 0 || c.InitialRate > c.MaxRate {
 		return settings{}, fieldErr(p+"InitialRate", "must be in [0, MaxRate]", c.InitialRate)
 	}
+	for _, f := range [...]struct {
+		name string
+		v    float64
+	}{{"MaxRate", c.MaxRate}, {"MinRate", c.MinRate}, {"InitialRate", c.InitialRate}} {
+		if f.v != 0 && f.v < MinAllowedRate {
+			return settings{}, fieldErr(p+f.name, "must be 0 or at least MinAllowedRate (1e-06 req/s, one call in 11.6 days): "+
+				"a smaller rate's spacing between calls overflows", f.v)
+		}
+	}
 	s := settings{rate: true, min: c.MinRate, max: c.MaxRate, initial: c.InitialRate,
 		slo: c.SLOTarget, anchor: c.Anchor, classify: c.Classify, tick: c.TickInterval}
 	if s.min == 0 {
@@ -188,6 +225,9 @@ func (c ConcurrencyConfig) settings() (settings, error) {
 	const p = "ConcurrencyConfig."
 	if c.MaxLimit <= 0 {
 		return settings{}, fieldErr(p+"MaxLimit", "is required and must be > 0", c.MaxLimit)
+	}
+	if c.MaxLimit > MaxAllowedLimit {
+		return settings{}, fieldErr(p+"MaxLimit", "must be at most MaxAllowedLimit (1<<30)", c.MaxLimit)
 	}
 	if c.MinLimit < 0 || c.MinLimit > c.MaxLimit {
 		return settings{}, fieldErr(p+"MinLimit", "must be in [0, MaxLimit]", c.MinLimit)
@@ -209,8 +249,8 @@ func (s *settings) shared(p string) error {
 	if s.slo < 0 {
 		return fieldErr(p+"SLOTarget", "must not be negative", s.slo)
 	}
-	if s.tick < 0 {
-		return fieldErr(p+"TickInterval", "must not be negative", s.tick)
+	if s.tick < 0 || s.tick > 0 && s.tick < MinTickInterval {
+		return fieldErr(p+"TickInterval", "must be 0 (the default) or at least MinTickInterval (1ms)", s.tick)
 	}
 	switch s.anchor {
 	case AnchorBaseline:

@@ -38,6 +38,16 @@ func TestConfigValidate(t *testing.T) {
 		{"InitialRate negative", with(func(c *agilelimiter.Config) { c.InitialRate = -5 }), "InitialRate"},
 		{"negative SLOTarget", with(func(c *agilelimiter.Config) { c.SLOTarget = -time.Second }), "SLOTarget"},
 		{"negative TickInterval", with(func(c *agilelimiter.Config) { c.TickInterval = -1 }), "TickInterval"},
+		// A tick of 1ns spun a core (issue 14.6).
+		{"TickInterval 1ns", with(func(c *agilelimiter.Config) { c.TickInterval = 1 }), "TickInterval"},
+		{"TickInterval just under 1ms", with(func(c *agilelimiter.Config) { c.TickInterval = time.Millisecond - 1 }), "TickInterval"},
+		{"TickInterval 1ms", with(func(c *agilelimiter.Config) { c.TickInterval = time.Millisecond }), ""},
+		// Rates whose spacing overflows int64 failed open (issue 14.4).
+		{"MinRate almost zero", with(func(c *agilelimiter.Config) { c.MinRate = 1e-12 }), "MinRate"},
+		{"MaxRate almost zero", agilelimiter.Config{MaxRate: 1e-12}, "MaxRate"},
+		{"InitialRate almost zero", with(func(c *agilelimiter.Config) { c.InitialRate = 1e-9 }), "InitialRate"},
+		{"MinRate at the smallest", with(func(c *agilelimiter.Config) { c.MinRate = agilelimiter.MinAllowedRate }), ""},
+		{"MaxRate at the smallest", agilelimiter.Config{MaxRate: agilelimiter.MinAllowedRate}, ""},
 		{"AnchorSLO without SLOTarget", with(func(c *agilelimiter.Config) { c.Anchor = agilelimiter.AnchorSLO }), "SLOTarget"},
 		{"unknown Anchor", with(func(c *agilelimiter.Config) { c.Anchor = 7 }), "Anchor"},
 	} {
@@ -84,6 +94,12 @@ func TestConcurrencyConfigValidate(t *testing.T) {
 		{"InitialLimit negative", agilelimiter.ConcurrencyConfig{MaxLimit: 10, InitialLimit: -2}, "InitialLimit"},
 		{"negative SLOTarget", agilelimiter.ConcurrencyConfig{MaxLimit: 10, SLOTarget: -1}, "SLOTarget"},
 		{"negative TickInterval", agilelimiter.ConcurrencyConfig{MaxLimit: 10, TickInterval: -1}, "TickInterval"},
+		{"TickInterval 1ns", agilelimiter.ConcurrencyConfig{MaxLimit: 10, TickInterval: 1}, "TickInterval"},
+		// MaxLimit near MaxInt64 overflowed the slot count and refused
+		// everything (issue 14.5).
+		{"MaxLimit MaxInt64", agilelimiter.ConcurrencyConfig{MaxLimit: math.MaxInt64}, "MaxLimit"},
+		{"MaxLimit past the bound", agilelimiter.ConcurrencyConfig{MaxLimit: agilelimiter.MaxAllowedLimit + 1}, "MaxLimit"},
+		{"MaxLimit at the bound", agilelimiter.ConcurrencyConfig{MaxLimit: agilelimiter.MaxAllowedLimit}, ""},
 		{"unknown Anchor", agilelimiter.ConcurrencyConfig{MaxLimit: 10, Anchor: 9}, "Anchor"},
 		{"AnchorSLO without SLOTarget", agilelimiter.ConcurrencyConfig{MaxLimit: 10, Anchor: agilelimiter.AnchorSLO}, "SLOTarget"},
 	} {
@@ -138,4 +154,17 @@ func TestInitialDefaults(t *testing.T) {
 			t.Errorf("%+v: initial limit %v; want %v", tc.cfg, got, tc.want)
 		}
 	}
+}
+
+// At MaxAllowedLimit the semaphore still counts: the slot count never
+// overflows into a limit that refuses everything (issue 14.5).
+func TestLargestMaxLimitAdmits(t *testing.T) {
+	lim := agilelimiter.NewConcurrency(agilelimiter.ConcurrencyConfig{MaxLimit: agilelimiter.MaxAllowedLimit})
+	if got := lim.Limit(); got != agilelimiter.MaxAllowedLimit/2 {
+		t.Errorf("Limit() = %d; want %d", got, agilelimiter.MaxAllowedLimit/2)
+	}
+	if !lim.TryTake() {
+		t.Fatal("TryTake refused at an empty limiter")
+	}
+	lim.Release()
 }

@@ -1,10 +1,13 @@
 package agilelimiter
 
 import (
+	"context"
 	"errors"
+	"io"
 	"net"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"syscall"
 	"time"
 )
@@ -13,11 +16,15 @@ import (
 // controller and what a refusal looks like. The adapters (nethttp, gin, echo,
 // fiber, resty) only translate their framework's response into these calls.
 //
-// Inbound (a finished request the service handled), by ServerOutcome:
+// Inbound (a finished request the service handled), by DefaultServerVerdict:
 //
-//	429, 503               Unreachable  the handler shed load: a pool ran dry
-//	other 4xx              Aborted      cheap refusals say nothing about capacity
+//	client went away       Aborted      the answer was cut short: a truncated measurement
+//	503                    Unreachable  the handler shed load: a pool ran dry
+//	429, other 4xx         Aborted      about the client (a per-client quota, a 404), not capacity
 //	everything else        Reached      1xx, 2xx, 3xx, 5xx, and panics (as 500)
+//
+// The duration an adapter records leaves out the time the handler spent
+// waiting for the client to send its body (see TimedBody).
 //
 // Outbound (one attempt at a dependency), by ClientOutcome and ClientErrorOutcome:
 //
@@ -52,8 +59,17 @@ type Exchange struct {
 	// Panicked reports whether the handler panicked (Status is then 500).
 	Panicked bool
 	// Duration is the handler's run time, up to the moment it returned and
-	// before any error page was rendered.
+	// before any error page was rendered, less the time it spent waiting
+	// for the client to send the request body (see [TimedBody]).
 	Duration time.Duration
+	// ClientGone reports that the client went away before the answer was
+	// complete: when the handler returned, the request's context had been
+	// cancelled (errors.Is(ctx.Err(), context.Canceled), which is how
+	// net/http says the connection closed). A context whose deadline passed
+	// is not a client gone: it is a server-side timeout, and the time it
+	// took is a real, slow answer. Adapters whose framework gives no such
+	// signal (fasthttp) leave it false.
+	ClientGone bool
 }
 
 // ServerVerdict turns a finished inbound exchange into an Outcome. Write one
@@ -61,23 +77,70 @@ type Exchange struct {
 // [DefaultServerVerdict] for the rest.
 type ServerVerdict func(Exchange) Outcome
 
-// DefaultServerVerdict is the inbound policy: [ServerOutcome] of the status
-// the client received.
-func DefaultServerVerdict(e Exchange) Outcome { return ServerOutcome(e.Status) }
+// DefaultServerVerdict is the inbound policy. A request whose client went
+// away before the answer (ClientGone) is Aborted: its duration is a truncated
+// measurement, as a caller's cancel is on the client side, and a client that
+// hangs up after a millisecond must not read as a fast, healthy service. The
+// rest is [ServerOutcome] of the status the client received.
+func DefaultServerVerdict(e Exchange) Outcome {
+	if e.ClientGone {
+		return Aborted
+	}
+	return ServerOutcome(e.Status)
+}
 
 // ServerOutcome reads the final status of a request the service handled. The
-// handler's own 429 or 503 means it shed load (a pool ran dry): Unreachable,
-// so the limit comes down. Any other 4xx is Aborted: a flood of instant 404s or
-// 401s must not read as a fast, healthy service and raise the limit. The rest
-// is Reached.
+// handler's own 503 means it shed load (a pool ran dry): Unreachable, so the
+// limit comes down. A 429 and any other 4xx are Aborted: a handler's 429 is
+// almost always a per-client quota, which says nothing about the service's
+// capacity (a throttled client must not lower everyone's limit), and a flood
+// of instant 404s or 401s must not read as a fast, healthy service and raise
+// it. The rest is Reached. Outbound the reading differs: a dependency's 429 is
+// about us (see [ClientOutcome]).
 func ServerOutcome(status int) Outcome {
 	switch {
-	case status == 429 || status == 503:
+	case status == 503:
 		return Unreachable
 	case status >= 400 && status < 500:
 		return Aborted
 	}
 	return Reached
+}
+
+// ClientGone reports whether ctx, a request's context, says the client went
+// away: it was cancelled (context.Canceled). A deadline that passed is not
+// one (see [Exchange].ClientGone). Inbound adapters set Exchange.ClientGone
+// from it when the handler returns.
+func ClientGone(ctx context.Context) bool { return errors.Is(ctx.Err(), context.Canceled) }
+
+// TimedBody wraps a request body and adds up the time its Read calls take:
+// time the handler spent waiting for the client to send, which is the
+// client's and not the service's. An inbound adapter puts it in place of the
+// request's body and subtracts Waited from the duration it records, so a slow
+// upload does not read as a slow service (20 connections sending 5 bytes over
+// 500 ms pushed a 100 ms SLO's p99 past it and refused a fifth of everyone
+// else). Reads that find the bytes already buffered cost it a clock read and
+// add next to nothing.
+type TimedBody struct {
+	io.ReadCloser
+	waited atomic.Int64
+}
+
+// Read reads from the body and adds the time it took to Waited.
+func (b *TimedBody) Read(p []byte) (int, error) {
+	start := time.Now()
+	n, err := b.ReadCloser.Read(p)
+	b.waited.Add(int64(time.Since(start)))
+	return n, err
+}
+
+// Waited returns the time Read calls have taken so far.
+func (b *TimedBody) Waited() time.Duration { return time.Duration(b.waited.Load()) }
+
+// Reset makes b time body from zero, for an adapter that reuses it.
+func (b *TimedBody) Reset(body io.ReadCloser) {
+	b.ReadCloser = body
+	b.waited.Store(0)
 }
 
 // ClientOutcome reads a response a dependency sent to one attempt. 429 and 503
@@ -134,17 +197,111 @@ func ClientErrorOutcome(err error) Outcome {
 var cacheHeaders = [...]string{"X-Cache", "X-Cache-Status", "Cf-Cache-Status", "X-Proxy-Cache", "X-Drupal-Cache", "Cache-Status"}
 
 // IsCacheHit reports whether the response headers say a cache answered
-// without the origin: one of the common cache headers (see the source for the
-// list) carrying HIT or STALE as a word, case-insensitively ("HIT",
-// "Hit from cloudfront", "TCP_MEM_HIT", "MISS, HIT", "ExampleCache; hit").
-// It does not allocate.
+// without the origin. The standard Cache-Status (RFC 9211) is parsed as the
+// structured list it is: a hit is a member with the hit parameter
+// ("ExampleCache; hit"), and a member that forwarded the request
+// ("ExampleCache; fwd=stale; fwd-status=304", RFC 9211's own example of a
+// miss) is not one. The older headers (X-Cache, CF-Cache-Status and the rest;
+// see the source for the list) have no grammar: HIT or STALE as a word,
+// case-insensitively ("HIT", "Hit from cloudfront", "TCP_MEM_HIT", "MISS,
+// HIT"). It does not allocate.
 func IsCacheHit(h HeaderGetter) bool {
 	for _, k := range cacheHeaders {
-		if v := h.Get(k); v != "" && hasHitWord(v) {
+		v := h.Get(k)
+		if v == "" {
+			continue
+		}
+		if k == "Cache-Status" {
+			if cacheStatusHit(v) {
+				return true
+			}
+		} else if hasHitWord(v) {
 			return true
 		}
 	}
 	return false
+}
+
+// cacheStatusHit reports whether a Cache-Status value (an RFC 8941 list of
+// caches, each an item with parameters) has a member whose hit parameter is
+// true: some cache answered, and the origin was not reached. Values it
+// cannot parse are not hits: the call is then a sample, which is what a
+// response without the header is too.
+func cacheStatusHit(v string) bool {
+	i := 0
+	for i < len(v) {
+		// The member's item: a token or a quoted string.
+		i = skipSP(v, i)
+		if i < len(v) && v[i] == '"' {
+			if i = skipString(v, i); i < 0 {
+				return false
+			}
+		} else {
+			for i < len(v) && v[i] != ';' && v[i] != ',' {
+				i++
+			}
+		}
+		// Its parameters: ;key or ;key=value.
+		for i < len(v) && v[i] == ';' {
+			i = skipSP(v, i+1)
+			k := i
+			for i < len(v) && v[i] != '=' && v[i] != ';' && v[i] != ',' && v[i] != ' ' {
+				i++
+			}
+			key := v[k:i]
+			val := "?1" // a bare key is boolean true
+			if i < len(v) && v[i] == '=' {
+				i++
+				s := i
+				if i < len(v) && v[i] == '"' {
+					if i = skipString(v, i); i < 0 {
+						return false
+					}
+				} else {
+					for i < len(v) && v[i] != ';' && v[i] != ',' && v[i] != ' ' {
+						i++
+					}
+				}
+				val = v[s:i]
+			}
+			if key == "hit" && val == "?1" {
+				return true
+			}
+			i = skipSP(v, i)
+		}
+		// The next member, or an item the grammar does not allow.
+		i = skipSP(v, i)
+		if i < len(v) {
+			if v[i] != ',' {
+				return false
+			}
+			i++
+		}
+	}
+	return false
+}
+
+// skipSP returns the index of the first byte at or after i that is not a
+// space or a tab.
+func skipSP(v string, i int) int {
+	for i < len(v) && (v[i] == ' ' || v[i] == '\t') {
+		i++
+	}
+	return i
+}
+
+// skipString returns the index just past the quoted string starting at
+// v[i] == '"', or -1 if it does not end.
+func skipString(v string, i int) int {
+	for i++; i < len(v); i++ {
+		switch v[i] {
+		case '\\':
+			i++
+		case '"':
+			return i + 1
+		}
+	}
+	return -1
 }
 
 // hasHitWord reports whether v holds "hit" or "stale" delimited by anything
@@ -174,8 +331,9 @@ const maxRetryAfter = 24 * time.Hour
 
 // ParseRetryAfter reads a Retry-After header value: delay-seconds ("120") or an
 // HTTP-date ("Wed, 21 Oct 2015 07:28:00 GMT", and the two obsolete formats),
-// relative to now. It reports false for an empty or malformed value, never
-// panics, returns 0 for a date in the past and caps the result at 24 hours.
+// relative to now. It reports false for an empty or malformed value and for a
+// date in any zone but GMT (RFC 9110 allows no other), never panics, returns 0
+// for a date in the past and caps the result at 24 hours.
 func ParseRetryAfter(v string, now time.Time) (time.Duration, bool) {
 	v = strings.TrimSpace(v)
 	if v == "" {
@@ -194,7 +352,10 @@ func ParseRetryAfter(v string, now time.Time) (time.Duration, bool) {
 		}
 		return time.Duration(n) * time.Second, true
 	}
-	for _, layout := range [...]string{time.RFC1123, "Monday, 02-Jan-06 15:04:05 MST", time.ANSIC} {
+	// RFC 9110 §5.6.7: an HTTP-date is in GMT. Layouts that spell the zone
+	// accept GMT alone: "… 04:01:00 PST", or a zone time.Parse does not
+	// know, would otherwise be read as UTC. asctime's has no zone: GMT.
+	for _, layout := range [...]string{"Mon, 02 Jan 2006 15:04:05 GMT", "Monday, 02-Jan-06 15:04:05 GMT", time.ANSIC} {
 		t, err := time.Parse(layout, v)
 		if err != nil {
 			continue
@@ -221,11 +382,23 @@ const DefaultRetryAfter = time.Second
 // treat 429 as "slow down" rather than "this backend is broken".
 const RefusalStatus = 429
 
-// Refusal is what an inbound adapter sends when the limiter is full: status
-// [RefusalStatus], the Retry-After header value and a short body. Build it once
-// with [NewRefusal] so that refusing allocates nothing.
+// Refusal is the whole response an inbound adapter sends when the limiter is
+// full: Status, Header and Body, written once here so that every adapter sends
+// the same bytes. An adapter copies Header's values into its response (they
+// are shared and must not be modified), writes Status and then Body, and
+// nothing else. Build it once with [NewRefusal] so that refusing allocates
+// nothing.
 type Refusal struct {
-	// RetryAfter is the Retry-After header value: whole seconds, at least 1.
+	// Status is [RefusalStatus].
+	Status int
+	// Header holds, under canonical keys: Retry-After (whole seconds, at
+	// least 1), Content-Type (text/plain; charset=utf-8),
+	// X-Content-Type-Options (nosniff, so no browser reads the body as
+	// anything else) and Content-Length.
+	Header map[string][]string
+	// RetryAfter is the Retry-After value alone. An adapter sets it before
+	// running a custom rejection too, so that a retry hint is never lost to
+	// a JSON body.
 	RetryAfter string
 	// Body is a short plain-text explanation, ending in a newline.
 	Body string
@@ -233,14 +406,24 @@ type Refusal struct {
 
 // NewRefusal returns the refusal for a Retry-After of d, rounded up to whole
 // seconds and at least 1 (a Retry-After of 0 invites an instant retry storm).
+// It saturates: no d, however large, wraps around to a short Retry-After.
 func NewRefusal(d time.Duration) Refusal {
-	secs := int64((d + time.Second - 1) / time.Second)
-	if secs < 1 {
-		secs = 1
+	secs := int64(d / time.Second)
+	if d%time.Second > 0 {
+		secs++
 	}
+	secs = max(secs, 1)
 	ra := strconv.FormatInt(secs, 10)
+	body := "429 too many requests: concurrency limit reached, retry after " + ra + "s\n"
 	return Refusal{
+		Status: RefusalStatus,
+		Header: map[string][]string{
+			"Retry-After":            {ra},
+			"Content-Type":           {"text/plain; charset=utf-8"},
+			"X-Content-Type-Options": {"nosniff"},
+			"Content-Length":         {strconv.Itoa(len(body))},
+		},
 		RetryAfter: ra,
-		Body:       "429 too many requests: concurrency limit reached, retry after " + ra + "s\n",
+		Body:       body,
 	}
 }

@@ -4,9 +4,12 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
+	"math"
 	"net"
 	"net/http"
 	"os"
+	"strconv"
 	"syscall"
 	"testing"
 	"testing/synctest"
@@ -21,7 +24,9 @@ func TestServerOutcome(t *testing.T) {
 		301: agilelimiter.Reached, 304: agilelimiter.Reached,
 		400: agilelimiter.Aborted, 401: agilelimiter.Aborted, 403: agilelimiter.Aborted,
 		404: agilelimiter.Aborted, 499: agilelimiter.Aborted,
-		429: agilelimiter.Unreachable, 503: agilelimiter.Unreachable,
+		// A handler's 429 is about the client (a per-client quota): a
+		// throttled client must not lower everyone's limit (issue 14.3).
+		429: agilelimiter.Aborted, 503: agilelimiter.Unreachable,
 		500: agilelimiter.Reached, 502: agilelimiter.Reached, 504: agilelimiter.Reached,
 	} {
 		if got := agilelimiter.ServerOutcome(status); got != want {
@@ -30,7 +35,52 @@ func TestServerOutcome(t *testing.T) {
 		if got := agilelimiter.DefaultServerVerdict(agilelimiter.Exchange{Status: status}); got != want {
 			t.Errorf("DefaultServerVerdict(%d) = %v; want %v", status, got, want)
 		}
+		// A client that went away before the answer: dropped, whatever
+		// the status (issue 14.1).
+		if got := agilelimiter.DefaultServerVerdict(agilelimiter.Exchange{Status: status, ClientGone: true}); got != agilelimiter.Aborted {
+			t.Errorf("DefaultServerVerdict(%d, ClientGone) = %v; want Aborted", status, got)
+		}
 	}
+}
+
+// TimedBody adds up what its reads take, and nothing else: a handler that
+// waits on a slow client's body must not read as a slow service.
+func TestTimedBody(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		b := &agilelimiter.TimedBody{}
+		b.Reset(io.NopCloser(&dripReader{left: 5, every: 100 * time.Millisecond}))
+		time.Sleep(time.Second) // the handler's own work, before it reads
+		data, err := io.ReadAll(b)
+		if err != nil || string(data) != "xxxxx" {
+			t.Fatalf("ReadAll = %q, %v", data, err)
+		}
+		if got := b.Waited(); got != 500*time.Millisecond {
+			t.Errorf("Waited() = %v; want 500ms (five bytes 100ms apart)", got)
+		}
+		b.Reset(http.NoBody)
+		if got := b.Waited(); got != 0 {
+			t.Errorf("Waited() after Reset = %v", got)
+		}
+	})
+}
+
+// dripReader yields one byte every interval, as a slow client sends a body.
+type dripReader struct {
+	left  int
+	every time.Duration
+}
+
+func (r *dripReader) Read(p []byte) (int, error) {
+	if r.left == 0 {
+		return 0, io.EOF
+	}
+	if len(p) == 0 {
+		return 0, nil
+	}
+	time.Sleep(r.every)
+	r.left--
+	p[0] = 'x'
+	return 1, nil
 }
 
 func TestClientOutcome(t *testing.T) {
@@ -105,6 +155,17 @@ func TestIsCacheHit(t *testing.T) {
 		{http.Header{"Cf-Cache-Status": {"DYNAMIC"}}, false},
 		{http.Header{"Cache-Status": {"ExampleCache; hit"}}, true},
 		{http.Header{"Cache-Status": {"ExampleCache; fwd=uri-miss"}}, false},
+		// RFC 9211's own examples: a stale response the origin validated
+		// is a miss (the round trip was real), whatever words it holds.
+		{http.Header{"Cache-Status": {"ExampleCache; fwd=stale; fwd-status=304"}}, false},
+		{http.Header{"Cache-Status": {"ExampleCache; hit; ttl=30; key=\"/hit;stale\""}}, true},
+		{http.Header{"Cache-Status": {"OriginCache; hit; ttl=1100, \"CDN Company Here\"; hit; ttl=545"}}, true},
+		{http.Header{"Cache-Status": {"ReverseProxyCache; hit, ForwardProxyCache; fwd=uri-miss; collapsed; stored"}}, true},
+		{http.Header{"Cache-Status": {"ExampleCache; fwd=uri-miss; stored"}}, false},
+		{http.Header{"Cache-Status": {"ExampleCache; hit=?0"}}, false},
+		{http.Header{"Cache-Status": {"ExampleCache; detail=hit"}}, false},
+		{http.Header{"Cache-Status": {"hit"}}, false}, // a cache named hit, with no parameter
+		{http.Header{"Cache-Status": {"\"unterminated; hit"}}, false},
 		{http.Header{"X-Something": {"HIT"}}, false},
 	} {
 		if got := agilelimiter.IsCacheHit(tc.h); got != tc.want {
@@ -135,6 +196,13 @@ func TestParseRetryAfter(t *testing.T) {
 		{"Sun, 29 Nov 2026 11:00:00 GMT", 0, true}, // past
 		{"Sun, 29 Nov 2036 11:00:00 GMT", 24 * time.Hour, true},
 		{"Sun, 32 Nov 2026 11:00:00 GMT", 0, false},
+		// RFC 9110: an HTTP-date is in GMT; any other zone, known or not,
+		// used to be read as UTC (issue 14.8).
+		{"Sun, 29 Nov 2026 04:01:00 PST", 0, false},
+		{"Sun, 29 Nov 2026 12:00:30 CET", 0, false},
+		{"Sun, 29 Nov 2026 12:00:30 XYZ", 0, false},
+		{"Sun, 29 Nov 2026 12:00:30 UTC", 0, false},
+		{"Sunday, 29-Nov-26 12:01:00 EST", 0, false},
 	} {
 		got, ok := agilelimiter.ParseRetryAfter(tc.v, now)
 		if got != tc.want || ok != tc.ok {
@@ -160,13 +228,32 @@ func TestNewRefusal(t *testing.T) {
 	for d, want := range map[time.Duration]string{
 		0: "1", -time.Second: "1", time.Millisecond: "1", time.Second: "1",
 		1500 * time.Millisecond: "2", 7 * time.Second: "7", time.Hour: "3600",
+		// Saturates: (d + time.Second - 1) used to wrap a huge d to 1s
+		// (issue 14.10).
+		math.MaxInt64:                 "9223372037",
+		math.MaxInt64 - time.Second/2: "9223372037",
 	} {
 		r := agilelimiter.NewRefusal(d)
-		if r.RetryAfter != want {
-			t.Errorf("NewRefusal(%v).RetryAfter = %q; want %q", d, r.RetryAfter, want)
+		if r.RetryAfter != want || r.Header["Retry-After"][0] != want {
+			t.Errorf("NewRefusal(%v) Retry-After = %q, %q; want %q", d, r.RetryAfter, r.Header["Retry-After"], want)
 		}
 		if r.Body == "" || r.Body[len(r.Body)-1] != '\n' {
 			t.Errorf("NewRefusal(%v).Body = %q; want a short line", d, r.Body)
+		}
+		if r.Status != http.StatusTooManyRequests {
+			t.Errorf("NewRefusal(%v).Status = %d", d, r.Status)
+		}
+		for k, v := range map[string]string{
+			"Content-Type":           "text/plain; charset=utf-8",
+			"X-Content-Type-Options": "nosniff",
+			"Content-Length":         strconv.Itoa(len(r.Body)),
+		} {
+			if got := r.Header[k]; len(got) != 1 || got[0] != v {
+				t.Errorf("NewRefusal(%v).Header[%s] = %q; want %q", d, k, got, v)
+			}
+		}
+		if len(r.Header) != 4 {
+			t.Errorf("NewRefusal(%v).Header = %v; want exactly four headers", d, r.Header)
 		}
 	}
 	if agilelimiter.RefusalStatus != http.StatusTooManyRequests {
