@@ -137,6 +137,17 @@ func (b *TimedBody) Read(p []byte) (int, error) {
 // Waited returns the time Read calls have taken so far.
 func (b *TimedBody) Waited() time.Duration { return time.Duration(b.waited.Load()) }
 
+// Since returns the time since start less what b's reads waited, never
+// below zero: the part of a request the service is answerable for. b may be
+// nil (a request without a body): then it is time.Since(start).
+func (b *TimedBody) Since(start time.Time) time.Duration {
+	d := time.Since(start)
+	if b != nil {
+		d = max(d-b.Waited(), 0)
+	}
+	return d
+}
+
 // Reset makes b time body from zero, for an adapter that reuses it.
 func (b *TimedBody) Reset(body io.ReadCloser) {
 	b.ReadCloser = body

@@ -10,12 +10,14 @@ import (
 	"net/http"
 	"os"
 	"strconv"
+	"strings"
 	"syscall"
 	"testing"
 	"testing/synctest"
 	"time"
 
 	agilelimiter "github.com/agilelimiter/agilelimiter/core"
+	"github.com/agilelimiter/agilelimiter/core/agiletest"
 )
 
 func TestServerOutcome(t *testing.T) {
@@ -48,7 +50,7 @@ func TestServerOutcome(t *testing.T) {
 func TestTimedBody(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		b := &agilelimiter.TimedBody{}
-		b.Reset(io.NopCloser(&dripReader{left: 5, every: 100 * time.Millisecond}))
+		b.Reset(agiletest.SlowBody(100*time.Millisecond, "x", "x", "x", "x", "x"))
 		time.Sleep(time.Second) // the handler's own work, before it reads
 		data, err := io.ReadAll(b)
 		if err != nil || string(data) != "xxxxx" {
@@ -62,25 +64,6 @@ func TestTimedBody(t *testing.T) {
 			t.Errorf("Waited() after Reset = %v", got)
 		}
 	})
-}
-
-// dripReader yields one byte every interval, as a slow client sends a body.
-type dripReader struct {
-	left  int
-	every time.Duration
-}
-
-func (r *dripReader) Read(p []byte) (int, error) {
-	if r.left == 0 {
-		return 0, io.EOF
-	}
-	if len(p) == 0 {
-		return 0, nil
-	}
-	time.Sleep(r.every)
-	r.left--
-	p[0] = 'x'
-	return 1, nil
 }
 
 func TestClientOutcome(t *testing.T) {
@@ -285,4 +268,24 @@ func TestRecord(t *testing.T) {
 	if agilelimiter.Reached.String() != "Reached" || agilelimiter.Outcome(9).String() != "Outcome(9)" {
 		t.Errorf("Outcome.String: %v %v", agilelimiter.Reached, agilelimiter.Outcome(9))
 	}
+}
+
+// Whatever a dependency sends in its cache headers, IsCacheHit answers
+// without panicking, and the hit parameter of a well-formed Cache-Status
+// member is found wherever it stands.
+func FuzzIsCacheHit(f *testing.F) {
+	for _, s := range []string{"", "ExampleCache; hit", "ExampleCache; fwd=stale; fwd-status=304", `"a;b"; hit`, `"`, `x; key="\`, ";;,,;=", "a; hit=?0, b; hit"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, v string) {
+		for _, k := range []string{"Cache-Status", "X-Cache"} {
+			agilelimiter.IsCacheHit(http.Header{k: {v}})
+		}
+		if !strings.ContainsAny(v, "\",;\\") {
+			h := http.Header{"Cache-Status": {"Origin; fwd=miss, " + strings.TrimSpace(v) + "x; ttl=3; hit"}}
+			if !agilelimiter.IsCacheHit(h) {
+				t.Errorf("IsCacheHit(%q) = false; want the hit of its last member", h.Get("Cache-Status"))
+			}
+		}
+	})
 }

@@ -21,6 +21,12 @@
 // runs: it is a truncated measurement. A deadline that expires mid-call is a
 // timeout and counts. Config.Classify is not used on this path.
 //
+// A wrapped RoundTripper that breaks its contract, returning neither a
+// response nor an error, gets the error http.Client would give ("http:
+// RoundTripper implementation (T) returned a nil *Response with a nil
+// error"): the verdict and the caller see that error, and by default it
+// counts as any other error after the send does (Reached).
+//
 // Unreachable needs something to stand above: set Config.SLOTarget so that a
 // dependency that is down from the very first call (no latency sample yet)
 // still drives the rate to MinRate.
@@ -29,6 +35,7 @@ package httpclient
 import (
 	"context"
 	"errors"
+	"fmt"
 	"net/http"
 	"time"
 
@@ -36,16 +43,19 @@ import (
 )
 
 // Verdict turns one attempt into an outcome for the controller: resp and err
-// are what the wrapped RoundTripper returned, d the time from the send to the
-// response headers (or the error). It runs on the caller's goroutine before
-// RoundTrip returns, and must not read or close resp.Body.
+// are what the wrapped RoundTripper returned (when resp is nil, err is not),
+// d the time from the send to the response headers (or the error). It runs on
+// the caller's goroutine before RoundTrip returns, and must not read or close
+// resp.Body.
 type Verdict func(resp *http.Response, err error, d time.Duration) agilelimiter.Outcome
 
 // DefaultVerdict is the shared outbound policy: agilelimiter.ClientErrorOutcome
 // of err when the attempt failed, agilelimiter.ClientOutcome of the status and
-// headers when it got a response. It ignores d.
+// headers when it got a response. It ignores d. It never panics: a nil resp
+// with a nil err (which Wrap and Measure never pass; they turn it into an
+// error) reads as ClientErrorOutcome(nil), Reached.
 func DefaultVerdict(resp *http.Response, err error, d time.Duration) agilelimiter.Outcome {
-	if err != nil {
+	if err != nil || resp == nil {
 		return agilelimiter.ClientErrorOutcome(err)
 	}
 	return agilelimiter.ClientOutcome(resp.StatusCode, resp.Header)
@@ -69,8 +79,11 @@ func RetryAfter(resp *http.Response) (time.Duration, bool) {
 // the *url.Error http.Client adds); a request cancelled while it waits returns
 // the context's error. Neither consumes a slot nor reaches the verdict. A nil
 // rt means http.DefaultTransport. lim must be started (lim.Start) for the rate
-// to move.
+// to move. It panics if lim is nil.
 func Wrap(rt http.RoundTripper, lim *agilelimiter.Limiter, opts ...Option) http.RoundTripper {
+	if lim == nil {
+		panic("httpclient: Wrap with a nil limiter")
+	}
 	return newTransport(rt, lim, opts, true)
 }
 
@@ -78,8 +91,11 @@ func Wrap(rt http.RoundTripper, lim *agilelimiter.Limiter, opts ...Option) http.
 // timed from the send to the response headers and its verdict recorded with
 // lim.Record. Use it when the slot is taken elsewhere, once per attempt (resty's
 // request middleware does this in agileresty); otherwise use [Wrap]. A nil rt
-// means http.DefaultTransport.
+// means http.DefaultTransport. It panics if lim is nil.
 func Measure(rt http.RoundTripper, lim *agilelimiter.Limiter, opts ...Option) http.RoundTripper {
+	if lim == nil {
+		panic("httpclient: Measure with a nil limiter")
+	}
 	return newTransport(rt, lim, opts, false)
 }
 
@@ -116,6 +132,11 @@ func (t *transport) RoundTrip(req *http.Request) (*http.Response, error) {
 	start := time.Now()
 	resp, err := t.next.RoundTrip(req)
 	d := time.Since(start)
+	if resp == nil && err == nil {
+		// A broken RoundTripper: answer as http.Client would, so that the
+		// verdict and the caller see an error rather than a nil response.
+		err = fmt.Errorf("http: RoundTripper implementation (%T) returned a nil *Response with a nil error", t.next)
+	}
 	if err != nil && errors.Is(ctx.Err(), context.Canceled) {
 		return resp, err
 	}

@@ -7,8 +7,8 @@ import (
 	"net/http"
 )
 
-// captureWriter records the final status a handler sends. It is the one
-// allocation Wrap makes per admitted request.
+// captureWriter records the final status a handler sends. It lives in the
+// one allocation Wrap makes per admitted request (see exchange).
 //
 // It implements http.Flusher, http.Hijacker and io.ReaderFrom whatever the
 // underlying writer supports, delegating when it can (Flush is then a no-op

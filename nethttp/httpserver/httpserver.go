@@ -3,20 +3,26 @@
 // measures.
 //
 // [Wrap] (or [Middleware] for routers that take func(http.Handler) http.Handler)
-// admits a request if a slot is free and refuses it at once if not: the client
-// gets 429 Too Many Requests, a Retry-After header (1 second unless
-// [WithRetryAfter] says otherwise) and a one-line text/plain body; the handler
-// never runs and nothing is observed. Nothing queues.
+// admits a request if a slot is free and refuses it at once if not, with
+// agilelimiter's refusal (agilelimiter.NewRefusal): 429 Too Many Requests, a
+// Retry-After header (1 second unless [WithRetryAfter] says otherwise) and a
+// one-line text/plain body; the handler never runs and nothing is observed.
+// Nothing queues.
 //
 // An admitted request runs the handler, returns its slot on every path (a
 // panic included: the slot comes back and the panic propagates unchanged), and
 // hands its final status, response headers and duration to a [Verdict], whose
 // outcome feeds the controller. The default, [DefaultVerdict], is the shared
-// inbound policy of agilelimiter.ServerOutcome:
+// inbound policy of agilelimiter.DefaultServerVerdict:
 //
-//	429, 503         Unreachable  the handler shed load (a pool ran dry): the limit comes down
-//	other 4xx        Aborted      a flood of cheap 404s or 401s is not a fast, healthy service
-//	everything else  Reached      the duration is a sample; a panic counts as a 500
+//	client went away  Aborted      the request's context was cancelled when the handler returned
+//	503               Unreachable  the handler shed load (a pool ran dry): the limit comes down
+//	429, other 4xx    Aborted      about the client: a per-client quota, a flood of cheap 404s
+//	everything else   Reached      the duration is a sample; a panic counts as a 500
+//
+// The duration leaves out the time the handler spent waiting for the client
+// to send the request body (agilelimiter.TimedBody): a slow upload is the
+// client's time, and must not read as a slow service.
 //
 // Health checks, metrics, long-lived streams, websockets and cache hits are the
 // caller's to judge: skip them with [WithSkip], or write a Verdict that returns
@@ -40,14 +46,28 @@ import (
 // Verdict turns a finished request into an outcome for the controller: r is
 // the request, status the status the client received (200 when the handler
 // wrote nothing, 500 when it panicked, 101 when it hijacked the connection
-// without writing one), h the response headers and d the handler's run time.
-// It runs after the handler returns, on the request's goroutine.
+// without writing one), h the response headers and d the handler's run time
+// less the time it spent waiting for the client to send the request body. It
+// runs after the handler returns, on the request's goroutine, before the
+// slot is released.
 type Verdict func(r *http.Request, status int, h http.Header, d time.Duration) agilelimiter.Outcome
 
-// DefaultVerdict is the shared inbound policy: agilelimiter.ServerOutcome of
-// the final status. It ignores the request, the headers and the duration.
+// DefaultVerdict is the shared inbound policy, agilelimiter.DefaultServerVerdict:
+// a request whose client went away (its context cancelled when the handler
+// returned) is Aborted, and otherwise agilelimiter.ServerOutcome of the final
+// status decides. A context that ended by its deadline is not a client gone
+// away: an outer timeout the handler outran is the service being slow, and
+// counts. It ignores the duration; r may be nil.
 func DefaultVerdict(r *http.Request, status int, h http.Header, d time.Duration) agilelimiter.Outcome {
-	return agilelimiter.ServerOutcome(status)
+	e := agilelimiter.Exchange{Status: status, Header: h, Duration: d}
+	if r != nil {
+		e.Method = r.Method
+		if r.URL != nil {
+			e.Route = r.URL.Path
+		}
+		e.ClientGone = agilelimiter.ClientGone(r.Context())
+	}
+	return agilelimiter.DefaultServerVerdict(e)
 }
 
 // IsCacheHitHeader reports whether the response headers say a cache answered
@@ -59,17 +79,29 @@ func IsCacheHitHeader(h http.Header) bool { return agilelimiter.IsCacheHit(h) }
 // Wrap returns h behind lim: at most lim.Limit() requests run in h at once,
 // the rest are refused at once with 429 and Retry-After. See the package
 // documentation for what is observed. lim must be started (lim.Start) for the
-// limit to move; until then it stays at its initial value.
+// limit to move; until then it stays at its initial value. It panics if lim is
+// nil.
 func Wrap(h http.Handler, lim *agilelimiter.ConcurrencyLimiter, opts ...Option) http.Handler {
-	c := newConfig(opts)
+	if lim == nil {
+		panic("httpserver: Wrap with a nil limiter")
+	}
+	return wrap(h, lim, newConfig(opts))
+}
+
+func wrap(h http.Handler, lim *agilelimiter.ConcurrencyLimiter, c config) http.Handler {
 	return &handler{next: h, lim: lim, verdict: c.verdict, skip: c.skip, reject: c.rejection()}
 }
 
 // Middleware returns Wrap as a func(http.Handler) http.Handler, for routers
 // and chains that take middleware in that form (chi, gorilla/mux, alice). One
-// call makes one budget: every handler it wraps shares lim.
+// call makes one budget: every handler it wraps shares lim. It panics if lim
+// is nil.
 func Middleware(lim *agilelimiter.ConcurrencyLimiter, opts ...Option) func(http.Handler) http.Handler {
-	return func(h http.Handler) http.Handler { return Wrap(h, lim, opts...) }
+	if lim == nil {
+		panic("httpserver: Middleware with a nil limiter")
+	}
+	c := newConfig(opts)
+	return func(h http.Handler) http.Handler { return wrap(h, lim, c) }
 }
 
 type handler struct {
@@ -91,14 +123,21 @@ func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	defer h.lim.Release()
 
-	cw := &captureWriter{ResponseWriter: w}
+	x := &exchange{w: captureWriter{ResponseWriter: w}}
+	body := r.Body
+	if body != nil && body != http.NoBody {
+		x.body.Reset(body)
+		r.Body = &x.body
+	}
 	start := time.Now()
 	done := false
 	// The verdict runs in a defer so that a panicking handler is recorded too
 	// (as a 500) while the panic keeps unwinding with its own value and stack.
 	defer func() {
-		d := time.Since(start)
-		status := cw.status
+		// The client's upload is the client's time, not the service's.
+		d := x.body.Since(start)
+		r.Body = body
+		status := x.w.status
 		switch {
 		case !done:
 			status = http.StatusInternalServerError
@@ -107,6 +146,14 @@ func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		}
 		h.lim.Record(h.verdict(r, status, w.Header(), d), d)
 	}()
-	h.next.ServeHTTP(cw, r)
+	h.next.ServeHTTP(&x.w, r)
 	done = true
+}
+
+// exchange is what Wrap allocates for an admitted request, in one
+// allocation: the writer that captures the final status and the body that
+// times the client's upload.
+type exchange struct {
+	w    captureWriter
+	body agilelimiter.TimedBody
 }

@@ -37,10 +37,11 @@ func WithVerdict(v Verdict) Option {
 }
 
 // WithRetryAfter sets the Retry-After a refusal carries, rounded up to whole
-// seconds and at least 1 (a Retry-After of 0 invites an instant retry storm).
-// The default is agilelimiter.DefaultRetryAfter, 1 second: long enough for
-// in-flight work to drain, short enough that a client retrying on it sees the
-// limit move.
+// seconds and at least 1 (a Retry-After of 0 invites an instant retry storm);
+// a huge d saturates rather than wrapping. It applies beside [WithRejection]
+// too: the header is set before the custom rejection runs. The default is
+// agilelimiter.DefaultRetryAfter, 1 second: long enough for in-flight work to
+// drain, short enough that a client retrying on it sees the limit move.
 func WithRetryAfter(d time.Duration) Option {
 	return func(c *config) { c.retryAfter = d }
 }
@@ -54,9 +55,11 @@ func WithSkip(skip func(*http.Request) bool) Option {
 }
 
 // WithRejection sets the handler that answers a refused request, in place of
-// the default 429 with a one-line text/plain body. Retry-After is already set
-// on the response headers when it runs; it writes the status and the body.
-// The default is nil: the standard refusal.
+// agilelimiter's refusal (429, a one-line text/plain body), for a service
+// whose errors have their own format. Retry-After (see [WithRetryAfter]) is
+// already set on the response headers when it runs, so the retry hint is
+// never lost; it writes the status and the body. The default is nil:
+// agilelimiter's refusal.
 func WithRejection(h http.Handler) Option {
 	return func(c *config) { c.reject = h }
 }
@@ -66,33 +69,38 @@ func WithRejection(h http.Handler) Option {
 func (c config) rejection() http.Handler {
 	rf := agilelimiter.NewRefusal(c.retryAfter)
 	return &refusal{
-		retryAfter:  []string{rf.RetryAfter},
-		contentType: []string{"text/plain; charset=utf-8"},
-		nosniff:     []string{"nosniff"},
-		body:        []byte(rf.Body),
-		custom:      c.reject,
+		header:     rf.Header,
+		retryAfter: []string{rf.RetryAfter},
+		status:     rf.Status,
+		body:       []byte(rf.Body),
+		custom:     c.reject,
 	}
 }
 
-// refusal writes agilelimiter's refusal. The header values are shared
-// one-element slices (capacity 1, so an Add copies rather than writes through)
-// assigned straight into the header map: http.Header.Set would allocate a new
-// one per refusal.
+// refusal writes agilelimiter's refusal: exactly its headers, its status and
+// its body. The header values are the refusal's shared one-element slices
+// (capacity 1, so an Add copies rather than writes through) assigned straight
+// into the header map: http.Header.Set would allocate a new one per refusal.
+// A custom rejection gets Retry-After alone, in a slice of its own, so that
+// nothing it does reaches the default refusal's.
 type refusal struct {
-	retryAfter, contentType, nosniff []string
-	body                             []byte
-	custom                           http.Handler
+	header     map[string][]string
+	retryAfter []string
+	status     int
+	body       []byte
+	custom     http.Handler
 }
 
 func (rf *refusal) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	h := w.Header()
-	h["Retry-After"] = rf.retryAfter
 	if rf.custom != nil {
+		h["Retry-After"] = rf.retryAfter
 		rf.custom.ServeHTTP(w, r)
 		return
 	}
-	h["Content-Type"] = rf.contentType
-	h["X-Content-Type-Options"] = rf.nosniff
-	w.WriteHeader(agilelimiter.RefusalStatus)
+	for k, v := range rf.header {
+		h[k] = v
+	}
+	w.WriteHeader(rf.status)
 	_, _ = w.Write(rf.body)
 }
