@@ -48,6 +48,31 @@ func ExampleWithRetryAfter() {
 	// Output: 429 5
 }
 
+// An application whose error handler renders every error as JSON renders
+// refusals too, with WithHTTPError. The Retry-After header is already set.
+func ExampleWithHTTPError() {
+	lim := agilelimiter.NewConcurrency(agilelimiter.ConcurrencyConfig{MaxLimit: 1, InitialLimit: 1})
+	e := echo.New()
+	e.HTTPErrorHandler = func(err error, c echo.Context) {
+		code, msg := http.StatusInternalServerError, any(http.StatusText(http.StatusInternalServerError))
+		if he, ok := err.(*echo.HTTPError); ok {
+			code, msg = he.Code, he.Message
+		}
+		_ = c.JSON(code, map[string]any{"error": msg})
+	}
+	e.Use(agileecho.Limit(lim, agileecho.WithHTTPError()))
+	e.GET("/", func(c echo.Context) error { return c.String(http.StatusOK, "ran") })
+
+	lim.TryTake() // another request holds the only slot
+	rec := httptest.NewRecorder()
+	e.ServeHTTP(rec, httptest.NewRequest(http.MethodGet, "/", nil))
+	fmt.Println(rec.Code, rec.Header().Get("Retry-After"))
+	fmt.Print(rec.Body.String())
+	// Output:
+	// 429 1
+	// {"error":"429 too many requests: concurrency limit reached, retry after 1s"}
+}
+
 // A verdict that keeps a health check out of the controller's samples, and
 // leaves every other request to the shared policy.
 func ExampleWithVerdict() {

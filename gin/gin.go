@@ -5,12 +5,29 @@
 //	router.Use(agilegin.Limit(lim))
 //
 // A request that finds the limiter full is refused at once, without running the
-// route's handler: status 429, a Retry-After header (1s unless [WithRetryAfter]
-// says otherwise) and a short text/plain body. Nothing is observed for it. An
-// admitted request runs the rest of the chain; the slot is released on every
-// path, panics included, and the verdict ([WithVerdict], by default the shared
-// [agilelimiter.DefaultServerVerdict]) reads the status, headers, route
-// pattern, error and duration of the exchange.
+// route's handler: the client gets [agilelimiter.NewRefusal]'s response, the
+// same bytes every adapter of this project sends (status 429, a Retry-After
+// header of 1s unless [WithRetryAfter] says otherwise, and a short plain-text
+// body). Nothing is observed for it. An admitted request runs the rest of the
+// chain; the slot is released on every path, panics included, and the verdict
+// ([WithVerdict], by default the shared [agilelimiter.DefaultServerVerdict])
+// reads the status, headers, route pattern, error and duration of the exchange:
+//
+//	the client went away   Aborted      a truncated measurement (see below)
+//	503                    Unreachable  the handler shed load (a pool ran dry): the limit comes down
+//	429, other 4xx         Aborted      about the client (a per-client quota, a 404), not capacity
+//	everything else        Reached      the duration is a sample; a panic counts as a 500
+//
+// A request's client went away when its context (the request's as it
+// reached Limit, not one the chain derived from it) was cancelled by the time
+// the chain returned, which is how net/http says the connection closed; a
+// deadline that passed is a server-side timeout, and that answer is recorded
+// as the real, slow one it is ([agilelimiter.ClientGone]).
+//
+// The duration leaves out the time the handler spent waiting for the client to
+// send the request body: Limit puts an [agilelimiter.TimedBody] in place of
+// c.Request.Body while the chain runs and puts the original back when it
+// returns, so a slow upload does not read as a slow service.
 //
 // The verdict sees the status the client receives, which in gin depends on
 // the middleware order. Recommended:
@@ -19,6 +36,16 @@
 //	r.Use(gin.Logger(), gin.Recovery()) // outside: refusals are logged, panics become 500
 //	r.Use(agilegin.Limit(lim))          // applied once: every route shares one budget
 //	r.Use(renderErrors)                 // inside: turns c.Errors into a status
+//
+// where renderErrors stands for the application's own error rendering, for
+// instance:
+//
+//	func renderErrors(c *gin.Context) {
+//		c.Next()
+//		if len(c.Errors) > 0 && !c.Writer.Written() {
+//			c.String(http.StatusInternalServerError, "internal error")
+//		}
+//	}
 //
 // Middleware that renders c.Errors as a status must sit inside Limit (after it
 // in Use): a handler that only calls c.Error(err) leaves the status at 200, and
@@ -40,6 +67,7 @@
 package agilegin
 
 import (
+	"net/http"
 	"time"
 
 	agilelimiter "github.com/agilelimiter/agilelimiter/core"
@@ -58,14 +86,15 @@ func Limit(lim *agilelimiter.ConcurrencyLimiter, opts ...Option) gin.HandlerFunc
 		panic("agilegin: Limit with a nil limiter")
 	}
 	cfg := newConfig(opts)
+	ref := agilelimiter.NewRefusal(cfg.retryAfter)
 	m := &middleware{
 		lim:     lim,
 		verdict: cfg.verdict,
 		skip:    cfg.skip,
-		reject:  cfg.rejection,
+		reject:  refuse(ref),
 	}
-	if m.reject == nil {
-		m.reject = refuse(agilelimiter.NewRefusal(cfg.retryAfter))
+	if cfg.rejection != nil {
+		m.reject = retryAfterThen(ref, cfg.rejection)
 	}
 	m.held.init()
 	return m.serve
@@ -95,23 +124,36 @@ func (m *middleware) serve(c *gin.Context) {
 	}
 	defer m.release(held, c)
 
+	// The request as it arrived: the chain may replace c.Request (with a
+	// context it cancels on the way out, say), but the client's context and
+	// the body to put back are this one's.
+	req := c.Request
 	route := c.FullPath()
 	if route == "" {
-		route = c.Request.URL.Path
+		route = req.URL.Path
+	}
+	body := req.Body
+	var timed *agilelimiter.TimedBody
+	if body != nil && body != http.NoBody {
+		timed = &agilelimiter.TimedBody{ReadCloser: body}
+		req.Body = timed
 	}
 	finished := false
 	start := time.Now()
 	defer func() {
+		if timed != nil {
+			req.Body = body
+		}
 		if !finished {
 			// The chain panicked (or called runtime.Goexit). Nothing is
 			// recovered: the panic goes on with its own value and stack.
-			m.record(c, route, 500, true, time.Since(start))
+			m.record(c, req, route, 500, true, timed.Since(start))
 		}
 	}()
 	c.Next()
-	d := time.Since(start)
+	d := timed.Since(start)
 	finished = true
-	m.record(c, route, c.Writer.Status(), false, d)
+	m.record(c, req, route, c.Writer.Status(), false, d)
 }
 
 // release ends an admitted request: it runs last, on every path.
@@ -120,14 +162,15 @@ func (m *middleware) release(held *admittedShard, c *gin.Context) {
 	m.lim.Release()
 }
 
-func (m *middleware) record(c *gin.Context, route string, status int, panicked bool, d time.Duration) {
+func (m *middleware) record(c *gin.Context, req *http.Request, route string, status int, panicked bool, d time.Duration) {
 	e := agilelimiter.Exchange{
-		Method:   c.Request.Method,
-		Route:    route,
-		Status:   status,
-		Header:   c.Writer.Header(),
-		Panicked: panicked,
-		Duration: d,
+		Method:     req.Method,
+		Route:      route,
+		Status:     status,
+		Header:     c.Writer.Header(),
+		Panicked:   panicked,
+		Duration:   d,
+		ClientGone: agilelimiter.ClientGone(req.Context()),
 	}
 	if last := c.Errors.Last(); last != nil {
 		e.Err = last // a *gin.Error: errors.Is and errors.As reach the handler's error
@@ -135,21 +178,26 @@ func (m *middleware) record(c *gin.Context, route string, status int, panicked b
 	m.lim.Record(m.verdict(e), d)
 }
 
-// plainText is shared by every refusal, as gin shares its own header values:
-// header slices are only ever replaced, and the capacity of 1 makes an append
-// copy.
-var plainText = []string{"text/plain; charset=utf-8"}
-
-// refuse returns the default refusal for r. The header values and body are
-// built once here, so refusing allocates nothing.
+// refuse returns the default refusal: r's headers (their values shared, never
+// modified: gin and net/http only ever replace a header's slice), its status
+// and its body, and nothing else. Refusing allocates nothing.
 func refuse(r agilelimiter.Refusal) gin.HandlerFunc {
-	retryAfter := []string{r.RetryAfter}
-	body := r.Body
 	return func(c *gin.Context) {
 		h := c.Writer.Header()
-		h["Retry-After"] = retryAfter
-		h["Content-Type"] = plainText
-		c.AbortWithStatus(agilelimiter.RefusalStatus)
-		_, _ = c.Writer.WriteString(body)
+		for k, v := range r.Header {
+			h[k] = v
+		}
+		c.AbortWithStatus(r.Status)
+		_, _ = c.Writer.WriteString(r.Body)
+	}
+}
+
+// retryAfterThen returns custom preceded by setting r's Retry-After, so that
+// a custom refusal keeps the retry hint unless it removes it.
+func retryAfterThen(r agilelimiter.Refusal, custom gin.HandlerFunc) gin.HandlerFunc {
+	retryAfter := r.Header["Retry-After"]
+	return func(c *gin.Context) {
+		c.Writer.Header()["Retry-After"] = retryAfter
+		custom(c)
 	}
 }

@@ -1,6 +1,7 @@
 package agilegin_test
 
 import (
+	"context"
 	"errors"
 	"io"
 	"net/http"
@@ -13,6 +14,7 @@ import (
 	"time"
 
 	agilelimiter "github.com/agilelimiter/agilelimiter/core"
+	"github.com/agilelimiter/agilelimiter/core/agiletest"
 	agilegin "github.com/agilelimiter/agilelimiter/gin"
 	"github.com/gin-gonic/gin"
 )
@@ -50,55 +52,14 @@ func (r *recorded) all() []agilelimiter.Exchange {
 	return append([]agilelimiter.Exchange(nil), r.ex...)
 }
 
-func TestRefusesAtLimitWithoutRunningHandler(t *testing.T) {
-	for _, tc := range []struct {
-		name       string
-		opts       []agilegin.Option
-		retryAfter time.Duration
-	}{
-		{"default", nil, agilelimiter.DefaultRetryAfter},
-		{"WithRetryAfter", []agilegin.Option{agilegin.WithRetryAfter(2500 * time.Millisecond)}, 2500 * time.Millisecond},
-	} {
-		t.Run(tc.name, func(t *testing.T) {
-			lim := fixed(1)
-			var rec recorded
-			var ran atomic.Int32
-			r := gin.New()
-			r.Use(agilegin.Limit(lim, append(tc.opts, agilegin.WithVerdict(rec.verdict))...))
-			r.GET("/work", func(c *gin.Context) { ran.Add(1); c.String(http.StatusOK, "done") })
-
-			if !lim.TryTake() { // another request holds the only slot
-				t.Fatal("TryTake on an empty limiter failed")
-			}
-			w := serve(r, http.MethodGet, "/work")
-			want := agilelimiter.NewRefusal(tc.retryAfter)
-			if w.Code != agilelimiter.RefusalStatus || w.Header().Get("Retry-After") != want.RetryAfter ||
-				w.Body.String() != want.Body || w.Header().Get("Content-Type") != "text/plain; charset=utf-8" {
-				t.Errorf("refusal = %d Retry-After %q Content-Type %q body %q; want %d %q text/plain %q",
-					w.Code, w.Header().Get("Retry-After"), w.Header().Get("Content-Type"), w.Body.String(),
-					agilelimiter.RefusalStatus, want.RetryAfter, want.Body)
-			}
-			if ran.Load() != 0 || len(rec.all()) != 0 {
-				t.Errorf("handler ran %d times and verdict %d times on a refusal; want 0, 0", ran.Load(), len(rec.all()))
-			}
-			lim.Release()
-
-			if w := serve(r, http.MethodGet, "/work"); w.Code != http.StatusOK || ran.Load() != 1 {
-				t.Errorf("after the slot freed: status %d, handler runs %d; want 200, 1", w.Code, ran.Load())
-			}
-			if lim.InFlight() != 0 {
-				t.Errorf("InFlight = %d after the request; want 0", lim.InFlight())
-			}
-		})
-	}
-}
-
-func TestCustomRejectionAlwaysAborts(t *testing.T) {
+func TestCustomRejectionAlwaysAbortsAndKeepsRetryAfter(t *testing.T) {
 	lim := fixed(1)
 	var ran atomic.Int32
+	var retryAfter string
 	r := gin.New()
 	// This rejection forgets to abort; the handler must still not run.
-	r.Use(agilegin.Limit(lim, agilegin.WithRejection(func(c *gin.Context) {
+	r.Use(agilegin.Limit(lim, agilegin.WithRetryAfter(3*time.Second), agilegin.WithRejection(func(c *gin.Context) {
+		retryAfter = c.Writer.Header().Get("Retry-After")
 		c.JSON(http.StatusServiceUnavailable, gin.H{"error": "busy"})
 	})))
 	r.GET("/work", func(c *gin.Context) { ran.Add(1) })
@@ -108,6 +69,9 @@ func TestCustomRejectionAlwaysAborts(t *testing.T) {
 	w := serve(r, http.MethodGet, "/work")
 	if w.Code != http.StatusServiceUnavailable || !strings.Contains(w.Body.String(), "busy") || ran.Load() != 0 {
 		t.Errorf("custom refusal: %d %q, handler runs %d; want 503 with its body, 0 runs", w.Code, w.Body.String(), ran.Load())
+	}
+	if retryAfter != "3" || w.Header().Get("Retry-After") != "3" {
+		t.Errorf("Retry-After seen by the rejection %q, sent %q; want WithRetryAfter's \"3\" in both", retryAfter, w.Header().Get("Retry-After"))
 	}
 }
 
@@ -300,31 +264,175 @@ func TestPanicReleasesSlot(t *testing.T) {
 	}
 }
 
-func TestPanicWithoutRecoveryPropagates(t *testing.T) {
-	lim := fixed(1)
-	boom := &panicValue{"boom"}
-	r := gin.New()
-	r.Use(agilegin.Limit(lim))
-	r.GET("/p", func(c *gin.Context) { panic(boom) })
+// The conformance suite checks that a slow upload is not service time on a
+// handler that returns; here, the same when a panic unwinds through gin's
+// Recovery outside Limit, and the request gets its own body back on both
+// paths.
+func TestBodyTimedAndRestoredOnEveryPath(t *testing.T) {
+	for _, panics := range []bool{false, true} {
+		t.Run(map[bool]string{false: "returns", true: "panics"}[panics], func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				lim := fixed(1)
+				var rec recorded
+				var got string
+				r := gin.New()
+				r.Use(gin.CustomRecoveryWithWriter(io.Discard, func(c *gin.Context, _ any) { c.AbortWithStatus(500) }))
+				r.Use(agilegin.Limit(lim, agilegin.WithVerdict(rec.verdict)))
+				r.POST("/upload", func(c *gin.Context) {
+					b, err := io.ReadAll(c.Request.Body)
+					if err != nil {
+						t.Errorf("reading the body: %v", err)
+					}
+					got = string(b)
+					time.Sleep(30 * time.Millisecond)
+					if panics {
+						panic("boom")
+					}
+					c.Status(http.StatusCreated)
+				})
 
-	got := func() (v any) {
-		defer func() { v = recover() }()
-		serve(r, http.MethodGet, "/p")
-		return nil
-	}()
-	if got != boom {
-		t.Errorf("ServeHTTP panicked with %v; want the handler's value", got)
-	}
-	if lim.InFlight() != 0 {
-		t.Errorf("InFlight = %d; want 0", lim.InFlight())
+				body := agiletest.SlowBody(200*time.Millisecond, "he", "ll", "o")
+				req := httptest.NewRequest(http.MethodPost, "/upload", body)
+				r.ServeHTTP(httptest.NewRecorder(), req)
+				if got != "hello" {
+					t.Errorf("handler read %q; want \"hello\"", got)
+				}
+				if ex := rec.all(); len(ex) != 1 || ex[0].Duration != 30*time.Millisecond || ex[0].Panicked != panics {
+					t.Errorf("exchanges = %+v; want one of 30ms (the handler's work, not the upload's 600ms), Panicked %v", ex, panics)
+				}
+				if req.Body != io.ReadCloser(body) {
+					t.Errorf("request body after the chain = %T; want the client's own body back", req.Body)
+				}
+				if lim.InFlight() != 0 {
+					t.Errorf("InFlight = %d; want 0", lim.InFlight())
+				}
+			})
+		})
 	}
 }
 
-func TestNilLimiterPanics(t *testing.T) {
-	defer func() {
-		if v := recover(); v == nil || !strings.Contains(v.(string), "agilegin") {
-			t.Errorf("Limit(nil) panicked with %v; want a message naming the package", v)
+// A request without a body keeps http.NoBody (handlers and gin compare against it).
+func TestNoBodyIsLeftAlone(t *testing.T) {
+	r := gin.New()
+	r.Use(agilegin.Limit(fixed(1)))
+	var body io.ReadCloser
+	r.POST("/", func(c *gin.Context) { body = c.Request.Body })
+	req := httptest.NewRequest(http.MethodPost, "/", nil)
+	req.Body = http.NoBody
+	r.ServeHTTP(httptest.NewRecorder(), req)
+	if body != http.NoBody {
+		t.Errorf("handler saw body %T; want http.NoBody", body)
+	}
+}
+
+// Limit reads the context of the request as it arrived, not c.Request's when
+// the chain returns: a context the chain derives and cancels on its way out
+// (a timeout middleware's) is not the client's, while a client that hung up is
+// dropped by the default verdict.
+func TestClientGoneReadsTheClientsContext(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		lim := fixed(2)
+		var rec recorded
+		var outcomes []agilelimiter.Outcome
+		r := gin.New()
+		r.Use(agilegin.Limit(lim, agilegin.WithVerdict(func(e agilelimiter.Exchange) agilelimiter.Outcome {
+			o := rec.verdict(e)
+			outcomes = append(outcomes, o)
+			return o
+		})))
+		r.GET("/hangup", func(c *gin.Context) {
+			time.Sleep(time.Millisecond)
+			c.String(http.StatusOK, "too late")
+		})
+		inner := r.Group("/", func(c *gin.Context) {
+			ctx, cancel := context.WithTimeout(c.Request.Context(), time.Second)
+			defer cancel()
+			c.Request = c.Request.WithContext(ctx)
+			c.Next()
+		})
+		inner.GET("/timeout", func(c *gin.Context) { c.String(http.StatusOK, "in time") })
+
+		ctx, hangup := context.WithCancel(context.Background())
+		go func() { time.Sleep(500 * time.Microsecond); hangup() }()
+		r.ServeHTTP(httptest.NewRecorder(), httptest.NewRequestWithContext(ctx, http.MethodGet, "/hangup", nil))
+		serve(r, http.MethodGet, "/timeout")
+
+		ex := rec.all()
+		if len(ex) != 2 || !ex[0].ClientGone || ex[1].ClientGone {
+			t.Fatalf("exchanges = %+v; want two, ClientGone true for the hang-up and false for the other", ex)
 		}
-	}()
-	agilegin.Limit(nil)
+		if outcomes[0] != agilelimiter.Aborted || outcomes[1] != agilelimiter.Reached {
+			t.Errorf("outcomes = %v; want [Aborted Reached]", outcomes)
+		}
+	})
+}
+
+// TestConcurrentClientsKeepAccounting runs 50 clients against a real server
+// with every path mixed: plain, 404, error, panic under recovery, and
+// HandleContext. The limit is pinned (MinLimit = MaxLimit) so that "in flight
+// never above the limit" is an invariant; the controller still runs, so its
+// ticks race with the requests.
+func TestConcurrentClientsKeepAccounting(t *testing.T) {
+	const limit = 8
+	lim := fixed(limit)
+	lim.Start()
+	defer lim.Stop()
+
+	var running, peak, over atomic.Int64
+	enter := func() func() {
+		n := running.Add(1)
+		for p := peak.Load(); n > p && !peak.CompareAndSwap(p, n); p = peak.Load() {
+		}
+		if lim.InFlight() > lim.Limit() {
+			over.Add(1)
+		}
+		time.Sleep(time.Millisecond)
+		return func() { running.Add(-1) }
+	}
+	r := gin.New()
+	r.Use(gin.CustomRecoveryWithWriter(io.Discard, func(c *gin.Context, _ any) { c.AbortWithStatus(500) }))
+	r.Use(agilegin.Limit(lim), renderErrors)
+	r.GET("/ok", func(c *gin.Context) { defer enter()(); c.String(http.StatusOK, "ok") })
+	r.GET("/err", func(c *gin.Context) { defer enter()(); _ = c.Error(errDB) })
+	r.GET("/panic", func(c *gin.Context) { defer enter()(); panic("boom") })
+	r.GET("/old", func(c *gin.Context) { c.Request.URL.Path = "/ok"; r.HandleContext(c) })
+	r.NoRoute(func(c *gin.Context) { defer enter()(); c.Status(http.StatusNotFound) })
+
+	srv := httptest.NewServer(r)
+	defer srv.Close()
+	client := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 50}}
+	defer client.CloseIdleConnections()
+
+	paths := []string{"/ok", "/err", "/panic", "/old", "/missing"}
+	var codes [600]atomic.Int64
+	var wg sync.WaitGroup
+	for i := range 50 {
+		wg.Go(func() {
+			for j := range 40 {
+				resp, err := client.Get(srv.URL + paths[(i+j)%len(paths)])
+				if err != nil {
+					t.Error(err)
+					return
+				}
+				_, _ = io.Copy(io.Discard, resp.Body)
+				resp.Body.Close()
+				codes[resp.StatusCode].Add(1)
+			}
+		})
+	}
+	wg.Wait()
+
+	if p := peak.Load(); p > limit || over.Load() != 0 {
+		t.Errorf("peak handlers at once %d, requests that saw InFlight > Limit %d; want ≤ %d and 0", p, over.Load(), limit)
+	}
+	if codes[200].Load() == 0 || codes[429].Load() == 0 || codes[500].Load() == 0 || codes[404].Load() == 0 {
+		t.Errorf("200: %d, 404: %d, 429: %d, 500: %d; want every kind", codes[200].Load(), codes[404].Load(), codes[429].Load(), codes[500].Load())
+	}
+	if n := lim.InFlight(); n != 0 {
+		t.Errorf("InFlight = %d after every client finished; want 0", n)
+	}
+	if s := lim.Stats(); s.Admitted+s.RejectedOverload != 50*40 {
+		t.Errorf("admitted %d + refused %d = %d; want one decision per request, %d", s.Admitted, s.RejectedOverload,
+			s.Admitted+s.RejectedOverload, 50*40)
+	}
 }
