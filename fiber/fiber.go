@@ -9,13 +9,55 @@
 //	app.Use(agilefiber.Limit(lim))  // every route below shares one budget
 //
 // A request that finds the limiter full is refused at once, without running
-// the rest of the chain: the client receives 429 Too Many Requests with a
-// Retry-After header (1 second by default, see [WithRetryAfter]) and a short
-// text/plain body, and nothing is observed. An admitted request runs the
-// chain; when it is done the middleware hands the status the client receives,
-// the response headers, method, route pattern and duration to the shared
+// the rest of the chain: the client gets [agilelimiter.NewRefusal]'s
+// response, the same bytes every adapter of this project sends (status 429,
+// a Retry-After header of 1 second unless [WithRetryAfter] says otherwise,
+// and a short text/plain body), and nothing is observed. An admitted request
+// runs the chain; when it is done the middleware hands the status the client
+// receives, the response headers, method, route pattern and duration to the
 // verdict ([agilelimiter.DefaultServerVerdict] unless [WithVerdict] says
-// otherwise) and records the outcome.
+// otherwise) and records the outcome:
+//
+//	503                    Unreachable  the handler shed load (a pool ran dry): the limit comes down
+//	429, other 4xx         Aborted      about the client (a per-client quota, a 404), not capacity
+//	everything else        Reached      the duration is a sample; a panic counts as a 500
+//
+// Two parts of the shared policy read differently under fasthttp. It gives
+// no signal that a client went away before the answer (a RequestCtx has no
+// per-request context that a closed connection cancels), so
+// Exchange.ClientGone is always false here and such a request is recorded
+// like any other. And it reads the whole request body before the handler
+// runs, so a slow upload is never part of the duration: there is nothing to
+// subtract. (With fiber.Config.StreamRequestBody, the part of a large body
+// that has not arrived yet is read while the handler runs, and the time it
+// waits for the client does count.)
+//
+// # Streams
+//
+// A streamed response (c.Context().SetBodyStreamWriter, c.SendStream, or a
+// large file sent by c.SendFile) is sent by fasthttp after the handler has
+// returned. It holds its slot for its whole life, as a net/http handler that
+// streams does: the slot is released, and the exchange recorded, when fasthttp
+// has finished with the response, whether the stream ran to its end, the
+// client went away mid-stream (the writer's next Flush fails and it should
+// return), or reading the stream panicked (fasthttp recovers that and drops
+// the connection). The recorded duration runs from admission to the end of the
+// stream, comparable with net/http's, and the verdict then sees the status and
+// headers that were sent. A stream writer that panics takes the process down:
+// fasthttp runs it on a goroutine of its own, which nothing recovers.
+//
+// A long-lived stream (server-sent events, a download) is therefore a slot
+// taken for minutes and a sample of minutes. Keep such routes out of the
+// limiter with [WithNext], or give them a verdict that returns
+// [agilelimiter.Aborted] so they hold a slot without feeding the controller.
+//
+// Only a fasthttp server says when a response is done (it closes the
+// request's user values). On a RequestCtx that no server serves
+// (adaptor.FiberApp, or app.Handler called on a RequestCtx of one's own) the
+// slot of a streamed response is released when the handler returns, as for
+// any other response. A request that fasthttp.TimeoutHandler abandons after
+// its timeout is never reset, so a stream it started would keep its slot for
+// good: do not stream under fasthttp.TimeoutHandler.
 //
 // # What the client receives
 //
@@ -51,7 +93,10 @@
 // # Pooled contexts
 //
 // Fiber reuses its *fiber.Ctx and the buffers behind every string and []byte
-// it returns. The middleware keeps nothing past the request. The Exchange a
+// it returns. The middleware keeps nothing past the request (a streamed
+// response's record keeps the fasthttp.RequestCtx until fasthttp has sent
+// it, never the *fiber.Ctx, which fiber reuses as soon as the handler
+// returns). The Exchange a
 // verdict receives (its Route, Method, Header and the strings Header.Get
 // returns) is valid only during the verdict call; a verdict that keeps any of
 // it must copy it (strings.Clone).
@@ -69,8 +114,8 @@ import (
 // Limit returns fiber middleware that admits a request only while lim has a
 // free slot and feeds lim the outcome of every admitted request. Use it once,
 // around the whole protected subtree, with recover.New() outside it (see the
-// package documentation for the order and why). lim must not be nil; Start
-// and Stop it yourself.
+// package documentation for the order and why). It panics if lim is nil;
+// Start and Stop lim yourself.
 func Limit(lim *agilelimiter.ConcurrencyLimiter, opts ...Option) fiber.Handler {
 	if lim == nil {
 		panic("agilefiber: Limit with a nil limiter")
@@ -79,11 +124,13 @@ func Limit(lim *agilelimiter.ConcurrencyLimiter, opts ...Option) fiber.Handler {
 	for _, o := range opts {
 		o(&cfg)
 	}
-	if cfg.reject == nil {
-		cfg.reject = refuse(agilelimiter.NewRefusal(cfg.retryAfter))
+	refusal := agilelimiter.NewRefusal(cfg.retryAfter)
+	reject := refuse(refusal)
+	if cfg.reject != nil {
+		reject = hinted(refusal.RetryAfter, cfg.reject)
 	}
 	m := &middleware{lim: lim, verdict: cfg.verdict}
-	next, reject, held := cfg.next, cfg.reject, holding{lim}
+	next, held := cfg.next, holding{lim}
 	return func(c *fiber.Ctx) error {
 		if next != nil && next(c) {
 			return c.Next()
@@ -97,11 +144,15 @@ func Limit(lim *agilelimiter.ConcurrencyLimiter, opts ...Option) fiber.Handler {
 			return reject(c)
 		}
 		c.Locals(held, true)
+		streaming := false
 		defer func() {
 			c.Locals(held, nil)
-			lim.Release()
+			if !streaming {
+				lim.Release()
+			}
 		}()
-		return m.serve(c)
+		streaming = m.serve(c)
+		return nil
 	}
 }
 
@@ -118,16 +169,19 @@ type middleware struct {
 	verdict agilelimiter.ServerVerdict
 }
 
-// serve runs the rest of the chain for an admitted request and records it.
-// It never recovers a panic: if next panics, the deferred function records a
-// 500 and the panic goes on with its own value and stack. (A runtime.Goexit
-// in a handler unwinds the same way and is recorded the same way.)
-func (m *middleware) serve(c *fiber.Ctx) error {
+// serve runs the rest of the chain for an admitted request and records it,
+// unless the response is a stream: then it hands the slot and the record to
+// the stream (see stream.go) and reports true, and the caller must not release
+// the slot. It never recovers a panic: if next panics, the deferred function
+// records a 500 and the panic goes on with its own value and stack. (A
+// runtime.Goexit in a handler unwinds the same way and is recorded the same
+// way.)
+func (m *middleware) serve(c *fiber.Ctx) (streaming bool) {
 	start := time.Now()
 	returned := false
 	defer func() {
 		if !returned {
-			m.record(c, fiber.StatusInternalServerError, nil, true, time.Since(start))
+			m.record(c.Method(), c.Route().Path, fiber.StatusInternalServerError, &c.Response().Header, nil, true, time.Since(start))
 		}
 	}()
 	err := c.Next()
@@ -140,17 +194,22 @@ func (m *middleware) serve(c *fiber.Ctx) error {
 			_ = c.SendStatus(fiber.StatusInternalServerError)
 		}
 	}
-	m.record(c, c.Response().StatusCode(), err, false, d)
-	return nil
+	if c.Response().IsBodyStream() && holdStream(m, c, err, start) {
+		return true
+	}
+	m.record(c.Method(), c.Route().Path, c.Response().StatusCode(), &c.Response().Header, err, false, d)
+	return false
 }
 
 // record hands one finished request to the verdict and feeds the limiter.
-func (m *middleware) record(c *fiber.Ctx, status int, err error, panicked bool, d time.Duration) {
+// The strings and h may be views into fiber's and fasthttp's pooled buffers:
+// they are valid during the call.
+func (m *middleware) record(method, route string, status int, h *fasthttp.ResponseHeader, err error, panicked bool, d time.Duration) {
 	e := agilelimiter.Exchange{
-		Method:   c.Method(),
-		Route:    c.Route().Path,
+		Method:   method,
+		Route:    route,
 		Status:   status,
-		Header:   (*responseHeader)(&c.Response().Header),
+		Header:   (*responseHeader)(h),
 		Err:      err,
 		Panicked: panicked,
 		Duration: d,
@@ -158,13 +217,24 @@ func (m *middleware) record(c *fiber.Ctx, status int, err error, panicked bool, 
 	m.lim.Record(m.verdict(e), d)
 }
 
-// refuse returns the default refusal handler for r. It allocates nothing:
-// every string was built once, in r.
+// refuse returns the default refusal for r: the core's Refusal, each header
+// set to its single value, then the status and the body, and nothing else. It
+// allocates nothing: every string was built once, in r.
 func refuse(r agilelimiter.Refusal) fiber.Handler {
 	return func(c *fiber.Ctx) error {
-		c.Set(fiber.HeaderRetryAfter, r.RetryAfter)
-		c.Set(fiber.HeaderContentType, fiber.MIMETextPlainCharsetUTF8)
-		return c.Status(agilelimiter.RefusalStatus).SendString(r.Body)
+		for k, v := range r.Header {
+			c.Set(k, v[0])
+		}
+		return c.Status(r.Status).SendString(r.Body)
+	}
+}
+
+// hinted returns the custom rejection h behind a Retry-After of retryAfter,
+// set before h runs so that a retry hint is never lost to a custom body.
+func hinted(retryAfter string, h fiber.Handler) fiber.Handler {
+	return func(c *fiber.Ctx) error {
+		c.Set(fiber.HeaderRetryAfter, retryAfter)
+		return h(c)
 	}
 }
 

@@ -96,79 +96,81 @@ func fixed(n int) *agilelimiter.ConcurrencyLimiter {
 	return agilelimiter.NewConcurrency(agilelimiter.ConcurrencyConfig{MinLimit: n, MaxLimit: n, InitialLimit: n})
 }
 
-func TestRefusesAtTheLimit(t *testing.T) {
-	for _, tc := range []struct {
-		name  string
-		opts  []agilefiber.Option
-		retry time.Duration
-	}{
-		{"default Retry-After", nil, agilelimiter.DefaultRetryAfter},
-		{"WithRetryAfter", []agilefiber.Option{agilefiber.WithRetryAfter(2500 * time.Millisecond)}, 2500 * time.Millisecond},
-	} {
-		t.Run(tc.name, func(t *testing.T) {
-			synctest.Test(t, func(t *testing.T) {
-				lim := fixed(1)
-				var x exchanges
-				var ran atomic.Int32
-				unblock := make(chan struct{})
-				app := fiber.New()
-				app.Use(agilefiber.Limit(lim, append(tc.opts, agilefiber.WithVerdict(x.verdict))...))
-				app.Get("/", func(c *fiber.Ctx) error {
-					ran.Add(1)
-					<-unblock
-					return c.SendString("done")
-				})
-
-				first := make(chan response)
-				go func() { first <- get(t, app, "/") }()
-				synctest.Wait() // the first request holds the only slot
-
-				got := get(t, app, "/")
-				want := agilelimiter.NewRefusal(tc.retry)
-				if got.status != agilelimiter.RefusalStatus || got.retryAfter != want.RetryAfter || got.body != want.Body ||
-					got.contentType != fiber.MIMETextPlainCharsetUTF8 {
-					t.Errorf("refusal = %+v, want 429, Retry-After %q, body %q, text/plain", got, want.RetryAfter, want.Body)
-				}
-				if n := ran.Load(); n != 1 {
-					t.Errorf("handler ran %d times, want 1: a refused request must not run it", n)
-				}
-				if st := lim.Stats(); st.RejectedOverload != 1 {
-					t.Errorf("RejectedOverload = %d, want 1", st.RejectedOverload)
-				}
-
-				close(unblock)
-				if r := <-first; r.status != http.StatusOK || r.body != "done" {
-					t.Errorf("admitted request = %+v, want 200 done", r)
-				}
-				if n := len(x.all()); n != 1 {
-					t.Errorf("verdict ran %d times, want 1: a refusal is not observed", n)
-				}
-				if n := lim.InFlight(); n != 0 {
-					t.Errorf("InFlight = %d after the requests, want 0", n)
-				}
-			})
-		})
-	}
-}
-
-func TestWithRejection(t *testing.T) {
+// TestRefusalOnTheWire: what fasthttp sends for a refusal is the core's
+// Refusal, each header once (fasthttp writes Content-Length itself; it must
+// not appear twice), and the status and body. The conformance suite checks
+// the same through fiber's net/http adaptor, which never reaches the wire.
+func TestRefusalOnTheWire(t *testing.T) {
 	lim := fixed(1)
 	if !lim.TryTake() { // full
 		t.Fatal("TryTake on an empty limiter")
 	}
 	defer lim.Release()
-	var ran, verdicts atomic.Int32
 	app := fiber.New()
-	app.Use(agilefiber.Limit(lim,
-		agilefiber.WithRejection(func(c *fiber.Ctx) error { return c.Status(fiber.StatusServiceUnavailable).SendString("busy") }),
-		agilefiber.WithVerdict(func(agilelimiter.Exchange) agilelimiter.Outcome { verdicts.Add(1); return agilelimiter.Reached })))
-	app.Get("/", func(c *fiber.Ctx) error { ran.Add(1); return nil })
+	app.Use(agilefiber.Limit(lim))
+	app.Get("/", func(c *fiber.Ctx) error { return c.SendString("ran") })
 
-	if got := get(t, app, "/"); got.status != fiber.StatusServiceUnavailable || got.body != "busy" || got.retryAfter != "" {
-		t.Errorf("custom refusal = %+v, want 503 busy without Retry-After", got)
+	resp, err := app.Test(httptest.NewRequest(http.MethodGet, "/", nil), -1)
+	if err != nil {
+		t.Fatal(err)
 	}
-	if ran.Load() != 0 || verdicts.Load() != 0 {
-		t.Errorf("handler ran %d times, verdict %d times; want 0 and 0", ran.Load(), verdicts.Load())
+	defer resp.Body.Close()
+	body, _ := io.ReadAll(resp.Body)
+	want := agilelimiter.NewRefusal(agilelimiter.DefaultRetryAfter)
+	if resp.StatusCode != want.Status || string(body) != want.Body {
+		t.Errorf("refusal = %d %q, want %d %q", resp.StatusCode, body, want.Status, want.Body)
+	}
+	for k, v := range want.Header {
+		if got := resp.Header.Values(k); !slices.Equal(got, v) {
+			t.Errorf("header %s = %q, want %q", k, got, v)
+		}
+	}
+	if resp.ContentLength != int64(len(want.Body)) {
+		t.Errorf("ContentLength = %d, want %d", resp.ContentLength, len(want.Body))
+	}
+}
+
+// TestWithRejection: a custom rejection writes its own response, and finds
+// the Retry-After of WithRetryAfter already set, so the retry hint survives a
+// custom body. Neither the handler nor the verdict runs.
+func TestWithRejection(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		opts []agilefiber.Option
+		want string
+	}{
+		{"default Retry-After", nil, "1"},
+		{"WithRetryAfter", []agilefiber.Option{agilefiber.WithRetryAfter(2500 * time.Millisecond)}, "3"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			lim := fixed(1)
+			if !lim.TryTake() { // full
+				t.Fatal("TryTake on an empty limiter")
+			}
+			defer lim.Release()
+			var ran, verdicts atomic.Int32
+			var seen string
+			app := fiber.New()
+			app.Use(agilefiber.Limit(lim, append(tc.opts,
+				agilefiber.WithRejection(func(c *fiber.Ctx) error {
+					seen = c.GetRespHeader(fiber.HeaderRetryAfter)
+					return c.Status(fiber.StatusServiceUnavailable).JSON(fiber.Map{"error": "busy"})
+				}),
+				agilefiber.WithVerdict(func(agilelimiter.Exchange) agilelimiter.Outcome { verdicts.Add(1); return agilelimiter.Reached }))...))
+			app.Get("/", func(c *fiber.Ctx) error { ran.Add(1); return nil })
+
+			got := get(t, app, "/")
+			if got.status != fiber.StatusServiceUnavailable || got.body != `{"error":"busy"}` || got.retryAfter != tc.want ||
+				got.contentType != fiber.MIMEApplicationJSON {
+				t.Errorf("custom refusal = %+v, want 503 with its JSON body and Retry-After %s", got, tc.want)
+			}
+			if seen != tc.want {
+				t.Errorf("the rejection saw Retry-After %q when it ran, want %q already set", seen, tc.want)
+			}
+			if ran.Load() != 0 || verdicts.Load() != 0 {
+				t.Errorf("handler ran %d times, verdict %d times; want 0 and 0", ran.Load(), verdicts.Load())
+			}
+		})
 	}
 }
 
@@ -228,6 +230,8 @@ func TestStatusTheClientReceives(t *testing.T) {
 			path: "/users/7", route: "/users/:id", status: 503, wantErr: true, outcome: agilelimiter.Unreachable},
 		{name: "wrapped *fiber.Error 503", handler: func(*fiber.Ctx) error { return fmt.Errorf("lookup: %w", fiber.ErrServiceUnavailable) },
 			path: "/users/7", route: "/users/:id", status: 503, wantErr: true, outcome: agilelimiter.Unreachable},
+		{name: "ErrTooManyRequests is about the client", handler: func(*fiber.Ctx) error { return fiber.ErrTooManyRequests },
+			path: "/users/7", route: "/users/:id", status: 429, wantErr: true, outcome: agilelimiter.Aborted},
 		{name: "ErrNotFound", handler: func(*fiber.Ctx) error { return fiber.ErrNotFound },
 			path: "/users/7", route: "/users/:id", status: 404, wantErr: true, outcome: agilelimiter.Aborted},
 		{name: "no route matched: fiber's 404, route of the middleware", handler: func(c *fiber.Ctx) error { return nil },
@@ -393,119 +397,6 @@ func TestPanicRecoverInside(t *testing.T) {
 	}
 }
 
-// load runs clients against app for d of (virtual) time; a refused client
-// waits a millisecond before it tries again, as a real one would.
-func load(t *testing.T, app *fiber.App, clients int, path string, d time.Duration) {
-	var wg sync.WaitGroup
-	end := time.Now().Add(d)
-	for range clients {
-		wg.Go(func() {
-			for time.Now().Before(end) {
-				if get(t, app, path).status == agilelimiter.RefusalStatus {
-					time.Sleep(time.Millisecond)
-				}
-			}
-		})
-	}
-	wg.Wait()
-}
-
-// TestNotFoundFloodDoesNotRaiseTheLimit drives the same saturating load
-// through the same slow middleware; the only difference is whether a route
-// matches. 200s raise the limit; the router's 404s say nothing.
-func TestNotFoundFloodDoesNotRaiseTheLimit(t *testing.T) {
-	run := func(path string) (limit, initial, status int) {
-		synctest.Test(t, func(t *testing.T) {
-			lim := agilelimiter.NewConcurrency(agilelimiter.ConcurrencyConfig{MaxLimit: 64, InitialLimit: 2})
-			lim.Start()
-			defer lim.Stop()
-			initial = lim.Limit()
-			app := fiber.New()
-			app.Use(agilefiber.Limit(lim))
-			app.Use(func(c *fiber.Ctx) error { time.Sleep(5 * time.Millisecond); return c.Next() }) // auth, say
-			app.Get("/found", func(c *fiber.Ctx) error { return c.SendString("here") })
-			status = get(t, app, path).status
-			load(t, app, 8, path, time.Second)
-			limit = lim.Limit()
-		})
-		return limit, initial, status
-	}
-	if l, initial, st := run("/missing"); st != http.StatusNotFound || l != initial {
-		t.Errorf("404 flood: status %d, limit %d -> %d; want 404 and an unchanged limit", st, initial, l)
-	}
-	if l, initial, st := run("/found"); st != http.StatusOK || l <= initial {
-		t.Errorf("200 load: status %d, limit %d -> %d; want 200 and a higher limit", st, initial, l)
-	}
-}
-
-func TestServiceUnavailableDrivesLimitToMin(t *testing.T) {
-	synctest.Test(t, func(t *testing.T) {
-		lim := agilelimiter.NewConcurrency(agilelimiter.ConcurrencyConfig{
-			MinLimit: 2, MaxLimit: 64, InitialLimit: 32, SLOTarget: 100 * time.Millisecond})
-		lim.Start()
-		defer lim.Stop()
-		app := fiber.New()
-		app.Use(agilefiber.Limit(lim))
-		app.Get("/", func(*fiber.Ctx) error {
-			time.Sleep(2 * time.Millisecond)
-			return fiber.NewError(fiber.StatusServiceUnavailable, "pool empty")
-		})
-		if got := get(t, app, "/"); got.status != fiber.StatusServiceUnavailable {
-			t.Fatalf("client got %d, want 503", got.status)
-		}
-		load(t, app, 8, "/", 3*time.Second)
-		if l := lim.Limit(); l != 2 {
-			t.Errorf("limit = %d after 3s of 503s, want MinLimit 2", l)
-		}
-	})
-}
-
-// TestConcurrentClients: 50 clients at once against a fixed limit; run with
-// -race. The handler counts how many run at once.
-func TestConcurrentClients(t *testing.T) {
-	const limit, clients, each = 8, 50, 20
-	lim := fixed(limit)
-	var running, peak, served, refused atomic.Int64
-	app := fiber.New()
-	app.Use(agilefiber.Limit(lim))
-	app.Get("/", func(c *fiber.Ctx) error {
-		n := running.Add(1)
-		defer running.Add(-1)
-		for p := peak.Load(); n > p && !peak.CompareAndSwap(p, n); p = peak.Load() {
-		}
-		if f := lim.InFlight(); f > lim.Limit() {
-			t.Errorf("InFlight %d above Limit %d", f, lim.Limit())
-		}
-		time.Sleep(time.Millisecond)
-		return c.SendString("ok")
-	})
-	var wg sync.WaitGroup
-	for range clients {
-		wg.Go(func() {
-			for range each {
-				switch st := get(t, app, "/").status; st {
-				case http.StatusOK:
-					served.Add(1)
-				case agilelimiter.RefusalStatus:
-					refused.Add(1)
-				default:
-					t.Errorf("status %d", st)
-				}
-			}
-		})
-	}
-	wg.Wait()
-	if p := peak.Load(); p > limit {
-		t.Errorf("%d handlers ran at once, limit %d", p, limit)
-	}
-	if served.Load()+refused.Load() != clients*each || refused.Load() == 0 {
-		t.Errorf("served %d, refused %d of %d: want all answered and some refused", served.Load(), refused.Load(), clients*each)
-	}
-	if st := lim.Stats(); st.Admitted != uint64(served.Load()) || st.InFlight != 0 {
-		t.Errorf("Admitted %d (served %d), InFlight %d at the end; want equal and 0", st.Admitted, served.Load(), st.InFlight)
-	}
-}
-
 // TestVerdictCopiesOutliveTheContext: fiber reuses contexts and their
 // buffers. A verdict that keeps the route and a response header must copy
 // them (strings.Clone), and the copies must hold across many requests.
@@ -617,13 +508,4 @@ func TestSecondPassAfterReleaseTakesASlot(t *testing.T) {
 	if n := len(x.all()); n != 2 {
 		t.Errorf("verdict ran %d times, want 2", n)
 	}
-}
-
-func TestLimitNilPanics(t *testing.T) {
-	defer func() {
-		if r := recover(); r == nil {
-			t.Error("Limit(nil) did not panic")
-		}
-	}()
-	agilefiber.Limit(nil)
 }

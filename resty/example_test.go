@@ -30,18 +30,20 @@ func ExampleLimit() {
 	lim.Start()
 	defer lim.Stop()
 
+	// resty's own retry condition needs no guard: a refused attempt (no slot
+	// before the request's deadline) ends the request before any condition
+	// runs.
 	client := resty.New().
 		SetRetryCount(2).
 		SetRetryWaitTime(10 * time.Millisecond).
-		AddRetryCondition(func(r *resty.Response, err error) bool {
-			if agileresty.Refused(err) {
-				return false // no slot in time: not the dependency's failure
-			}
-			return err != nil || r.StatusCode() >= 500
-		})
+		AddRetryAfterErrorCondition()
 	agileresty.Limit(client, lim)
 
 	resp, err := client.R().Get(dependency.URL)
+	if agileresty.Refused(err) {
+		fmt.Println("no slot in time:", err)
+		return
+	}
 	if err != nil {
 		fmt.Println(err)
 		return

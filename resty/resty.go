@@ -8,9 +8,9 @@
 //     with lim.TakeContext(req.Context()). resty runs request middlewares once
 //     per attempt (Client.execute, called by each pass of the retry loop), so
 //     every retry waits for its own slot. A request whose deadline comes before
-//     its slot fails that attempt at once, without a network call, with an
-//     error wrapping agilelimiter.ErrDeadline; a request cancelled while it
-//     waits fails with the context's error. See [Refused].
+//     its slot is refused at once, without a network call, with an error
+//     wrapping agilelimiter.ErrDeadline; a request cancelled while it waits is
+//     refused with the context's error. See [Refused].
 //   - It wraps the client's transport with httpclient.Measure, so that each
 //     attempt is timed from the send to the response headers and handed to
 //     the verdict (httpclient.DefaultVerdict unless [WithVerdict] says
@@ -18,19 +18,31 @@
 //     retries is ever part of a sample: the clock lives inside one round trip.
 //     An attempt its caller cancelled is dropped; an expired deadline counts.
 //
-// # Retries
+// # Refusals and retries
 //
-// resty marks errors from request middlewares as not retryable, so with no
-// retry conditions a refused take is returned at once, never retried as if
-// the dependency had failed. Retry conditions still run for it, and they
-// receive a nil *resty.Response: a condition must look at err first. resty's
-// own AddRetryAfterErrorCondition, and any condition that calls a method of
-// the response (StatusCode, IsError) without a nil check, panics there.
-// Start every condition with
+// A refused attempt ends the request: it is not the dependency's failure, and
+// retrying it would only wait for another slot the caller has no time for. No
+// retry condition and no retry hook runs for it, so conditions need no guard
+// against it: resty's own AddRetryAfterErrorCondition, or one that calls
+// r.StatusCode(), is safe as it stands. The request returns a non-nil
+// *resty.Response with no RawResponse (StatusCode 0, IsError false) and an
+// error for which [Refused] reports true (through the *url.Error that
+// http.Client adds). With no retry conditions at all, resty would retry any
+// other error; a refusal is returned at once.
 //
-//	if agileresty.Refused(err) { return false }
-//
-// or guard on r == nil.
+// How: a request middleware that returned the refusal would leave resty
+// handing its retry conditions a nil *resty.Response, on which they panic.
+// Instead the middleware lets the attempt go on with a context that is
+// already cancelled (its cause is the refusal); the transport Limit installed
+// answers such an attempt with the refusal, without a network call; and
+// resty's retry loop, which checks the request's context before any
+// condition, stops. Two consequences: the returned response's
+// Request.Context() is that cancelled context (the request can still be sent
+// again: the next Execute starts from the context it had before), and request
+// middlewares registered after Limit (and resty's own SetRateLimiter) still
+// run for a refused attempt, which then sends nothing. Register middleware
+// that must not run for a refused attempt, such as one fetching a token,
+// before Limit.
 //
 // # Transport settings
 //
@@ -41,11 +53,14 @@
 // Either call them before Limit (the wrapped *http.Transport keeps what they
 // set), or reach the *http.Transport afterwards with [Transport] and set its
 // fields directly. Call SetTransport before Limit too: a transport set
-// afterwards replaces the measuring one and attempts go unmeasured. Call Limit
-// once per client.
+// afterwards replaces the one Limit installed, so attempts go unmeasured and
+// a refused attempt reaches it (with a cancelled context, which an
+// *http.Transport answers at once but a custom RoundTripper may not check).
+// Call Limit once per client.
 package agileresty
 
 import (
+	"context"
 	"errors"
 	"net/http"
 
@@ -55,24 +70,91 @@ import (
 )
 
 // Limit paces c with lim and returns c, for chaining. It keeps the transport
-// c already has (http.DefaultTransport if it has none) and wraps it. lim must
-// be started (lim.Start) for the rate to move. See the package documentation
-// for what changes for retries and for resty's transport settings.
+// c already has (http.DefaultTransport if it has none) and wraps it. It
+// panics if lim is nil. lim must be started (lim.Start) for the rate to move.
+// See the package documentation for what changes for retries and for resty's
+// transport settings.
 func Limit(c *resty.Client, lim *agilelimiter.Limiter, opts ...Option) *resty.Client {
+	if lim == nil {
+		panic("agileresty: Limit with a nil limiter")
+	}
 	cfg := config{verdict: httpclient.DefaultVerdict}
 	for _, o := range opts {
 		o(&cfg)
 	}
 	hc := c.GetClient()
-	hc.Transport = httpclient.Measure(hc.Transport, lim, httpclient.WithVerdict(cfg.verdict))
+	hc.Transport = &transport{next: httpclient.Measure(hc.Transport, lim, httpclient.WithVerdict(cfg.verdict))}
 	c.OnBeforeRequest(func(_ *resty.Client, req *resty.Request) error {
-		if _, err := lim.TakeContext(req.Context()); err != nil {
-			return &refusal{err: err}
+		ctx := req.Context()
+		if r, ok := ctx.Value(refusedKey{}).(*refused); ok {
+			// An earlier Execute of this request was refused: start again
+			// from the context it had then.
+			ctx = r.parent
+			req.SetContext(ctx)
+		}
+		if _, err := lim.TakeContext(ctx); err != nil {
+			req.SetContext(refuse(ctx, &refusal{err: err}))
 		}
 		return nil
 	})
 	return c
 }
+
+// A refused attempt must end the request without reaching the dependency and
+// without running resty's retry conditions. Returning the refusal from the
+// request middleware would do neither: resty then hands its retry conditions
+// a nil *resty.Response, on which its own AddRetryAfterErrorCondition (and any
+// condition that calls r.StatusCode()) panics. resty's retry loop does check
+// one thing before the conditions: whether the request's context is done. So
+// the middleware gives a refused request a context that is already cancelled
+// and carries the refusal, and lets the attempt go on; [transport] answers it
+// with the refusal without a network call, resty builds its usual non-nil
+// *resty.Response around that error, and the loop stops on the done context.
+
+// refusedKey is the context key of a refused attempt.
+type refusedKey struct{}
+
+// refused is what a refused attempt's context carries: the refusal, and the
+// context the request had before, to start from if it is sent again.
+type refused struct {
+	parent context.Context
+	err    *refusal
+}
+
+// refuse returns a context derived from parent, already cancelled with err as
+// its cause, that marks the attempt as refused.
+func refuse(parent context.Context, err *refusal) context.Context {
+	ctx, cancel := context.WithCancelCause(context.WithValue(parent, refusedKey{}, &refused{parent: parent, err: err}))
+	cancel(err)
+	return ctx
+}
+
+// transport answers a refused attempt with its refusal, without a network
+// call, and passes every other to next.
+type transport struct{ next http.RoundTripper }
+
+// RoundTrip implements http.RoundTripper.
+func (t *transport) RoundTrip(req *http.Request) (*http.Response, error) {
+	if r, ok := req.Context().Value(refusedKey{}).(*refused); ok {
+		// A RoundTripper must close the body, even on errors.
+		if req.Body != nil {
+			_ = req.Body.Close()
+		}
+		return nil, r.err
+	}
+	return t.next.RoundTrip(req)
+}
+
+// CloseIdleConnections passes http.Client.CloseIdleConnections on to the
+// wrapped RoundTripper.
+func (t *transport) CloseIdleConnections() {
+	if c, ok := t.next.(interface{ CloseIdleConnections() }); ok {
+		c.CloseIdleConnections()
+	}
+}
+
+// Unwrap returns the wrapped RoundTripper.
+func (t *transport) Unwrap() http.RoundTripper { return t.next }
 
 // refusal is the error of an attempt that got no slot. It unwraps to the
 // take's error: agilelimiter.ErrDeadline or the context's error.
@@ -84,8 +166,10 @@ func (r *refusal) Unwrap() error { return r.err }
 // Refused reports whether err comes from an attempt that Limit did not send
 // because it got no slot: the slot would have come after the request's
 // deadline (errors.Is(err, agilelimiter.ErrDeadline) also holds), or the
-// request's context ended while it waited. Retry conditions should return
-// false for it.
+// request's context ended while it waited. Such an attempt ends the request
+// before any retry condition runs (see the package documentation); use
+// Refused on the error the request returns, to tell "no slot in time" from
+// the dependency's failure.
 func Refused(err error) bool {
 	var r *refusal
 	return errors.As(err, &r)

@@ -4,13 +4,13 @@ import (
 	"context"
 	"errors"
 	"io"
-	"net"
 	"net/http"
 	"net/http/httptest"
 	"net/url"
-	"sync"
+	"strings"
 	"sync/atomic"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	agilelimiter "github.com/agilelimiter/agilelimiter/core"
@@ -27,193 +27,197 @@ func (quiet) Debugf(string, ...any) {}
 
 func newClient() *resty.Client { return resty.New().SetLogger(quiet{}) }
 
-// waitTicks waits (in real time) until lim's controller has ticked n more
-// times, so that what was recorded before the call is in its view.
-func waitTicks(t *testing.T, lim *agilelimiter.Limiter, n uint64) agilelimiter.Stats {
-	t.Helper()
-	from := lim.Stats().Ticks
-	for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(time.Millisecond) {
-		if st := lim.Stats(); st.Ticks >= from+n {
-			return st
-		}
-	}
-	t.Fatalf("the controller did not tick %d times in 10s", n)
-	return agilelimiter.Stats{}
-}
-
+// TestEveryAttemptTakesASlotAndIsMeasuredAlone: resty retries twice; each
+// attempt takes its own slot and is measured on its own round trip, not on
+// the retry loop with its back-off.
 func TestEveryAttemptTakesASlotAndIsMeasuredAlone(t *testing.T) {
-	const roundTrip = 40 * time.Millisecond
-	var attempts atomic.Int64
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		time.Sleep(roundTrip)
-		if attempts.Add(1) <= 2 {
-			w.WriteHeader(http.StatusInternalServerError)
+	synctest.Test(t, func(t *testing.T) {
+		const roundTrip = 40 * time.Millisecond
+		var attempts atomic.Int64
+		dep := roundTripper(func(r *http.Request) (*http.Response, error) {
+			time.Sleep(roundTrip)
+			status := http.StatusOK
+			if attempts.Add(1) <= 2 {
+				status = http.StatusInternalServerError
+			}
+			return &http.Response{StatusCode: status, Header: http.Header{}, Body: io.NopCloser(strings.NewReader("")), Request: r}, nil
+		})
+		// One long tick holds all three attempts, so its P50 is theirs.
+		lim := agilelimiter.New(agilelimiter.Config{MaxRate: 1000, InitialRate: 1000, TickInterval: 2 * time.Second})
+		lim.Start()
+		defer lim.Stop()
+		c := agileresty.Limit(newClient().SetTransport(dep).
+			SetRetryCount(2).
+			SetRetryWaitTime(150*time.Millisecond).SetRetryMaxWaitTime(200*time.Millisecond).
+			AddRetryCondition(func(r *resty.Response, err error) bool { return r.StatusCode() >= 500 }), lim)
+
+		start := time.Now()
+		resp, err := c.R().Get("http://dependency.test/x")
+		loop := time.Since(start)
+		if err != nil || resp.StatusCode() != http.StatusOK {
+			t.Fatalf("Get: %v, %v; want 200 on the third attempt", resp, err)
 		}
-	}))
-	defer srv.Close()
-
-	// One long tick holds all three attempts, so its P50 is theirs.
-	lim := agilelimiter.New(agilelimiter.Config{MaxRate: 1000, InitialRate: 1000, TickInterval: 2 * time.Second})
-	lim.Start()
-	defer lim.Stop()
-	c := agileresty.Limit(newClient().
-		SetRetryCount(2).
-		SetRetryWaitTime(150*time.Millisecond).SetRetryMaxWaitTime(200*time.Millisecond).
-		AddRetryCondition(func(r *resty.Response, err error) bool {
-			return r != nil && r.StatusCode() >= 500
-		}), lim)
-
-	start := time.Now()
-	resp, err := c.R().Get(srv.URL)
-	loop := time.Since(start)
-	if err != nil || resp.StatusCode() != http.StatusOK {
-		t.Fatalf("Get: %v, %v; want 200 on the third attempt", resp, err)
-	}
-	if n := attempts.Load(); n != 3 {
-		t.Errorf("server saw %d attempts, want 3", n)
-	}
-	if n := lim.Stats().Admitted; n != 3 {
-		t.Errorf("Admitted = %d, want 3: one slot per attempt", n)
-	}
-	st := waitTicks(t, lim, 1)
-	if st.Samples != 3 || st.P50 < roundTrip*3/4 || st.P50 > 2*roundTrip {
-		t.Errorf("tick: %d samples, P50 %v; want 3 samples near one attempt's %v (the retry loop took %v)",
-			st.Samples, st.P50, roundTrip, loop)
-	}
+		if n := attempts.Load(); n != 3 {
+			t.Errorf("the dependency saw %d attempts, want 3", n)
+		}
+		if n := lim.Stats().Admitted; n != 3 {
+			t.Errorf("Admitted = %d, want 3: one slot per attempt", n)
+		}
+		time.Sleep(2 * time.Second) // the tick that reads the three attempts
+		if st := lim.Stats(); st.Samples != 3 || st.P50 < roundTrip || st.P50 > roundTrip*11/10 {
+			t.Errorf("tick: %d samples, P50 %v; want 3 samples of one attempt's %v (the retry loop took %v)",
+				st.Samples, st.P50, roundTrip, loop)
+		}
+	})
 }
 
-func TestUnreachableDependencyDrivesRateDown(t *testing.T) {
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	closed := "http://" + l.Addr().String()
-	l.Close()
-	unavailable := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		w.WriteHeader(http.StatusServiceUnavailable)
-	}))
-	defer unavailable.Close()
+// roundTripper is a RoundTripper written as a function.
+type roundTripper func(*http.Request) (*http.Response, error)
 
-	for _, tc := range []struct{ name, url string }{
-		{"closed port", closed},
-		{"503 everywhere", unavailable.URL},
-	} {
-		t.Run(tc.name, func(t *testing.T) {
-			const initial, floor = 50, 10
-			// SLOTarget gives an Unreachable outcome something to stand above
-			// before the first real sample: this dependency never yields one.
-			lim := agilelimiter.New(agilelimiter.Config{
-				MinRate: floor, MaxRate: 200, InitialRate: initial, SLOTarget: 100 * time.Millisecond,
-			})
-			lim.Start()
-			defer lim.Stop()
-			c := agileresty.Limit(newClient(), lim)
+func (f roundTripper) RoundTrip(r *http.Request) (*http.Response, error) { return f(r) }
 
-			ctx, cancel := context.WithCancel(context.Background())
-			var wg sync.WaitGroup
-			for range 8 {
-				wg.Go(func() {
-					for ctx.Err() == nil {
-						c.R().SetContext(ctx).Get(tc.url)
-					}
-				})
-			}
-			start := time.Now()
-			peak := lim.Rate()
-			for lim.Rate() > floor && time.Since(start) < 1500*time.Millisecond {
-				peak = max(peak, lim.Rate())
-				time.Sleep(5 * time.Millisecond)
-			}
-			cancel()
-			wg.Wait()
-			if peak > initial {
-				t.Errorf("rate rose to %.1f req/s against an unreachable dependency", peak)
-			}
-			if r := lim.Rate(); r != floor {
-				t.Errorf("rate after 1.5s = %.1f req/s, want MinRate %d", r, floor)
-			}
-		})
-	}
+// dependency is an in-memory server that counts the attempts reaching it.
+type dependency struct{ calls atomic.Int64 }
+
+func (d *dependency) RoundTrip(r *http.Request) (*http.Response, error) {
+	d.calls.Add(1)
+	return &http.Response{StatusCode: http.StatusServiceUnavailable, Header: http.Header{},
+		Body: io.NopCloser(strings.NewReader("busy")), Request: r}, nil
 }
 
-func TestDeadlineBeforeSlotFailsAtOnceAndIsNotRetried(t *testing.T) {
-	for _, tc := range []struct {
-		name      string
-		condition bool
-	}{
-		{"no retry conditions", false},
-		{"a condition that checks Refused first", true},
-	} {
-		t.Run(tc.name, func(t *testing.T) {
-			var hits atomic.Int64
-			srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { hits.Add(1) }))
-			defer srv.Close()
-			lim := agilelimiter.New(agilelimiter.Config{MinRate: 1, MaxRate: 1, InitialRate: 1})
-			lim.Take() // this second's slot is gone
-			c := newClient().SetRetryCount(3).SetRetryWaitTime(time.Millisecond)
-			var sawNilResponse atomic.Bool
-			if tc.condition {
-				c.AddRetryCondition(func(r *resty.Response, err error) bool {
-					if agileresty.Refused(err) {
-						sawNilResponse.Store(r == nil)
-						return false
-					}
-					return err != nil || r.StatusCode() >= 500
-				})
-			}
-			agileresty.Limit(c, lim)
+// TestRefusalStopsRetriesBeforeConditions: the common setup, resty's own
+// AddRetryAfterErrorCondition and a condition that reads the status, with a
+// request whose deadline comes before its slot. resty hands retry conditions
+// a nil *resty.Response for an error from a request middleware, and those
+// conditions call its methods: the refusal must end the request before any
+// condition runs, return the refusal, and send nothing.
+func TestRefusalStopsRetriesBeforeConditions(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		dep := &dependency{}
+		lim := agilelimiter.New(agilelimiter.Config{MinRate: 1, MaxRate: 1, InitialRate: 1})
+		lim.Take() // this second's slot is gone
+		var conditions, hooks atomic.Int64
+		c := newClient().SetTransport(dep).
+			SetRetryCount(2).SetRetryWaitTime(time.Millisecond).
+			AddRetryAfterErrorCondition().
+			AddRetryCondition(func(r *resty.Response, err error) bool {
+				conditions.Add(1)
+				return r.StatusCode() >= 500
+			}).
+			AddRetryHook(func(*resty.Response, error) { hooks.Add(1) })
+		agileresty.Limit(c, lim)
 
-			ctx, cancel := context.WithTimeout(context.Background(), 200*time.Millisecond)
-			defer cancel()
-			_, err := c.R().SetContext(ctx).Get(srv.URL)
-			if !errors.Is(err, agilelimiter.ErrDeadline) || !agileresty.Refused(err) {
-				t.Errorf("err = %v, want a refusal wrapping agilelimiter.ErrDeadline", err)
-			}
-			if n := hits.Load(); n != 0 {
-				t.Errorf("server saw %d requests, want none", n)
-			}
-			// A retry would have tried to take again: a second refusal, or a
-			// cancelled wait.
-			if st := lim.Stats(); st.RejectedDeadline != 1 || st.Canceled != 0 || st.Admitted != 1 {
-				t.Errorf("rejected %d, cancelled %d, admitted %d; want 1, 0, 1 (refused once, never retried)",
-					st.RejectedDeadline, st.Canceled, st.Admitted)
-			}
-			if tc.condition && !sawNilResponse.Load() {
-				t.Error("the retry condition did not see the refusal with a nil *resty.Response")
-			}
-		})
-	}
-}
-
-func TestCacheHitsAreNeverSamples(t *testing.T) {
-	for _, tc := range []struct {
-		xCache  string
-		samples bool
-	}{
-		{"HIT", false},
-		{"MISS", true}, // the control: the same traffic without a hit is observed
-	} {
-		t.Run(tc.xCache, func(t *testing.T) {
-			srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-				w.Header().Set("X-Cache", tc.xCache)
-			}))
-			defer srv.Close()
-			lim := agilelimiter.New(agilelimiter.Config{MaxRate: 10000, InitialRate: 10000, TickInterval: 10 * time.Millisecond})
-			lim.Start()
-			defer lim.Stop()
-			c := agileresty.Limit(newClient(), lim)
-			for range 20 {
-				if _, err := c.R().Get(srv.URL); err != nil {
-					t.Fatal(err)
+		ctx, cancel := context.WithTimeout(context.Background(), 200*time.Millisecond)
+		defer cancel()
+		var resp *resty.Response
+		var err error
+		func() {
+			defer func() {
+				if p := recover(); p != nil {
+					t.Fatalf("a refused slot panicked in a retry condition: %v", p)
 				}
-			}
-			// The baseline stays zero until the first real sample arrives.
-			st := waitTicks(t, lim, 2)
-			if got := st.Baseline > 0; got != tc.samples {
-				t.Errorf("X-Cache: %s: baseline %v after 20 requests; sampled = %v, want %v", tc.xCache, st.Baseline, got, tc.samples)
-			}
-		})
-	}
+			}()
+			resp, err = c.R().SetContext(ctx).Get("http://dependency.test/x")
+		}()
+		if !agileresty.Refused(err) || !errors.Is(err, agilelimiter.ErrDeadline) {
+			t.Errorf("err = %v, want the refusal, wrapping agilelimiter.ErrDeadline", err)
+		}
+		if resp == nil || resp.StatusCode() != 0 || resp.IsError() || resp.RawResponse != nil {
+			t.Errorf("response = %v; want a non-nil *resty.Response with no RawResponse, safe to call", resp)
+		}
+		if n := dep.calls.Load(); n != 0 {
+			t.Errorf("the dependency got %d attempts, want none", n)
+		}
+		if conditions.Load() != 0 || hooks.Load() != 0 {
+			t.Errorf("retry conditions ran %d times, retry hooks %d; want neither: a refusal ends the request",
+				conditions.Load(), hooks.Load())
+		}
+		if st := lim.Stats(); st.RejectedDeadline != 1 || st.Admitted != 1 {
+			t.Errorf("rejected %d, admitted %d; want 1 and 1 (refused once, never retried)", st.RejectedDeadline, st.Admitted)
+		}
+	})
+}
+
+// TestRetryWithoutASlotEndsTheRequest: the first attempt gets a 503 and the
+// condition asks for a retry; the retry's slot would come after the
+// deadline, so the retry is refused, the request ends with the refusal, and
+// the condition is not asked about it.
+func TestRetryWithoutASlotEndsTheRequest(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		dep := &dependency{}
+		lim := agilelimiter.New(agilelimiter.Config{MinRate: 1, MaxRate: 1, InitialRate: 1})
+		var conditions atomic.Int64
+		c := agileresty.Limit(newClient().SetTransport(dep).
+			SetRetryCount(3).SetRetryWaitTime(10*time.Millisecond).SetRetryMaxWaitTime(10*time.Millisecond).
+			AddRetryCondition(func(r *resty.Response, err error) bool {
+				conditions.Add(1)
+				return r.StatusCode() == http.StatusServiceUnavailable
+			}), lim)
+		ctx, cancel := context.WithTimeout(context.Background(), 500*time.Millisecond)
+		defer cancel()
+		_, err := c.R().SetContext(ctx).Get("http://dependency.test/x")
+		if !agileresty.Refused(err) || !errors.Is(err, agilelimiter.ErrDeadline) {
+			t.Errorf("err = %v, want the retry's refusal", err)
+		}
+		if dep.calls.Load() != 1 || conditions.Load() != 1 {
+			t.Errorf("dependency calls %d, conditions run %d; want 1 and 1 (the 503 only)", dep.calls.Load(), conditions.Load())
+		}
+	})
+}
+
+// TestRefusalIsNotRetriedByDefault: with no retry conditions resty retries
+// any error by default; a refusal is not the dependency's failure and must
+// not be retried, nor wait out resty's back-off.
+func TestRefusalIsNotRetriedByDefault(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		dep := &dependency{}
+		lim := agilelimiter.New(agilelimiter.Config{MinRate: 1, MaxRate: 1, InitialRate: 1})
+		lim.Take()
+		c := agileresty.Limit(newClient().SetTransport(dep).SetRetryCount(3).SetRetryWaitTime(time.Second), lim)
+		ctx, cancel := context.WithTimeout(context.Background(), 200*time.Millisecond)
+		defer cancel()
+		start := time.Now()
+		_, err := c.R().SetContext(ctx).Get("http://dependency.test/x")
+		if !agileresty.Refused(err) || !errors.Is(err, agilelimiter.ErrDeadline) {
+			t.Errorf("err = %v, want the refusal, wrapping agilelimiter.ErrDeadline", err)
+		}
+		if waited := time.Since(start); waited != 0 {
+			t.Errorf("the refused request took %v, want an immediate answer", waited)
+		}
+		if st := lim.Stats(); dep.calls.Load() != 0 || st.RejectedDeadline != 1 || st.Canceled != 0 {
+			t.Errorf("dependency calls %d, refused %d, cancelled %d; want 0, 1, 0", dep.calls.Load(), st.RejectedDeadline, st.Canceled)
+		}
+	})
+}
+
+// TestRefusedRequestCanBeSentAgain: a refusal does not stick to the
+// *resty.Request: sent again once a slot is free, it goes through.
+func TestRefusedRequestCanBeSentAgain(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		dep := &dependency{}
+		lim := agilelimiter.New(agilelimiter.Config{MinRate: 1, MaxRate: 1, InitialRate: 1})
+		lim.Take()
+		c := agileresty.Limit(newClient().SetTransport(dep), lim)
+		req := c.R().SetContext(context.Background())
+		refused, cancel := context.WithTimeout(context.Background(), 200*time.Millisecond)
+		defer cancel()
+		if _, err := req.SetContext(refused).Get("http://dependency.test/x"); !agileresty.Refused(err) {
+			t.Fatalf("first send: %v, want a refusal", err)
+		}
+		resp, err := req.SetContext(context.Background()).Get("http://dependency.test/x")
+		if err != nil || resp.StatusCode() != http.StatusServiceUnavailable || dep.calls.Load() != 1 {
+			t.Errorf("second send: %v, %v after %d calls; want the dependency's 503", resp, err, dep.calls.Load())
+		}
+	})
+}
+
+func TestLimitNilLimiterPanics(t *testing.T) {
+	defer func() {
+		if p := recover(); p != "agileresty: Limit with a nil limiter" {
+			t.Errorf("Limit(c, nil) panicked with %v, want the message naming the mistake", p)
+		}
+	}()
+	agileresty.Limit(newClient(), nil)
 }
 
 // countingTransport is a user's own RoundTripper.
