@@ -3,7 +3,7 @@ module github.com/agilelimiter/agilelimiter/echo
 go 1.26
 
 require (
-	github.com/agilelimiter/agilelimiter/core v0.0.0
+	github.com/agilelimiter/agilelimiter/core v0.1.0
 	github.com/labstack/echo/v4 v4.16.0
 )
 
@@ -19,5 +19,3 @@ require (
 	golang.org/x/text v0.40.0 // indirect
 	golang.org/x/time v0.15.0 // indirect
 )
-
-replace github.com/agilelimiter/agilelimiter/core => ../core

@@ -3,12 +3,12 @@ module github.com/agilelimiter/agilelimiter/examples
 go 1.26
 
 require (
-	github.com/agilelimiter/agilelimiter/core v0.0.0
-	github.com/agilelimiter/agilelimiter/echo v0.0.0
-	github.com/agilelimiter/agilelimiter/fiber v0.0.0
-	github.com/agilelimiter/agilelimiter/gin v0.0.0
-	github.com/agilelimiter/agilelimiter/nethttp v0.0.0
-	github.com/agilelimiter/agilelimiter/resty v0.0.0
+	github.com/agilelimiter/agilelimiter/core v0.1.0
+	github.com/agilelimiter/agilelimiter/echo v0.1.0
+	github.com/agilelimiter/agilelimiter/fiber v0.1.0
+	github.com/agilelimiter/agilelimiter/gin v0.1.0
+	github.com/agilelimiter/agilelimiter/nethttp v0.1.0
+	github.com/agilelimiter/agilelimiter/resty v0.1.0
 	github.com/gin-gonic/gin v1.12.0
 	github.com/go-resty/resty/v2 v2.17.2
 	github.com/gofiber/fiber/v2 v2.52.15
@@ -57,13 +57,4 @@ require (
 	golang.org/x/text v0.40.0 // indirect
 	golang.org/x/time v0.15.0 // indirect
 	google.golang.org/protobuf v1.36.10 // indirect
-)
-
-replace (
-	github.com/agilelimiter/agilelimiter/core => ../core
-	github.com/agilelimiter/agilelimiter/echo => ../echo
-	github.com/agilelimiter/agilelimiter/fiber => ../fiber
-	github.com/agilelimiter/agilelimiter/gin => ../gin
-	github.com/agilelimiter/agilelimiter/nethttp => ../nethttp
-	github.com/agilelimiter/agilelimiter/resty => ../resty
 )

@@ -3,7 +3,7 @@ module github.com/agilelimiter/agilelimiter/fiber
 go 1.26
 
 require (
-	github.com/agilelimiter/agilelimiter/core v0.0.0
+	github.com/agilelimiter/agilelimiter/core v0.1.0
 	github.com/gofiber/fiber/v2 v2.52.15
 	github.com/valyala/fasthttp v1.51.0
 )
@@ -20,5 +20,3 @@ require (
 	github.com/valyala/tcplisten v1.0.0 // indirect
 	golang.org/x/sys v0.28.0 // indirect
 )
-
-replace github.com/agilelimiter/agilelimiter/core => ../core

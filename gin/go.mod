@@ -3,7 +3,7 @@ module github.com/agilelimiter/agilelimiter/gin
 go 1.26
 
 require (
-	github.com/agilelimiter/agilelimiter/core v0.0.0
+	github.com/agilelimiter/agilelimiter/core v0.1.0
 	github.com/gin-gonic/gin v1.12.0
 )
 
@@ -38,5 +38,3 @@ require (
 	golang.org/x/text v0.34.0 // indirect
 	google.golang.org/protobuf v1.36.10 // indirect
 )
-
-replace github.com/agilelimiter/agilelimiter/core => ../core

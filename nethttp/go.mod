@@ -2,6 +2,4 @@ module github.com/agilelimiter/agilelimiter/nethttp
 
 go 1.26
 
-require github.com/agilelimiter/agilelimiter/core v0.0.0
-
-replace github.com/agilelimiter/agilelimiter/core => ../core
+require github.com/agilelimiter/agilelimiter/core v0.1.0
