@@ -1,3 +1,3 @@
 module github.com/agilelimiter/agilelimiter/core
 
-go 1.26
+go 1.25.0

@@ -1,5 +1,5 @@
 module github.com/agilelimiter/agilelimiter/nethttp
 
-go 1.26
+go 1.25.0
 
 require github.com/agilelimiter/agilelimiter/core v0.1.0

@@ -1,6 +1,6 @@
 module github.com/agilelimiter/agilelimiter/resty
 
-go 1.26
+go 1.25.0
 
 require (
 	github.com/agilelimiter/agilelimiter/core v0.1.0
