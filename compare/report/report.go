@@ -22,7 +22,11 @@ func Markdown(w io.Writer, tab sim.Table, chart func(scenario string) string) {
 	fmt.Fprintf(w, "Wasted is the share of the dependency's work spent on requests whose client had already timed out.\n")
 	fmt.Fprintf(w, "Seed %d: each run starts %.2f s into the limiters' %v floor-probe cycle (`sim.PhaseOf`), so its events at 5 s do not meet a probe at their first instant.\n",
 		tab.Scenarios[0].Seed, tab.Scenarios[0].Phase.Seconds(), sim.ProbeCycle)
-	fmt.Fprintf(w, "One seed is one draw: `go run ./compare/cmd/matrix -seeds 30` prints the figures over thirty.\n\n")
+	fmt.Fprintf(w, "One seed is one draw: `go run ./compare/cmd/matrix -seeds 30` prints the figures over thirty.\n")
+	if chart != nil {
+		fmt.Fprintf(w, "Each scenario's chart has one row per arm: on the left what it sent per second against the dependency's capacity, on the right the p99 of those calls against the SLO.\n")
+	}
+	fmt.Fprintln(w)
 
 	header := func(title string) {
 		fmt.Fprintf(w, "## %s\n\n| scenario |", title)

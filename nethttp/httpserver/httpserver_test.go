@@ -6,9 +6,12 @@ import (
 	"encoding/json"
 	"errors"
 	"io"
+	"maps"
+	"math"
 	"net/http"
 	"net/http/httptest"
 	"reflect"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -61,23 +64,59 @@ func TestPanicIsA500ToTheVerdict(t *testing.T) {
 	}
 }
 
+// The stats document is one flat object of snake_case keys, every duration
+// in milliseconds as a number and named so: after 200 requests of exactly
+// 20 ms (virtual time), the p99 and the floor read 20 and a little.
 func TestStatsHandler(t *testing.T) {
-	lim := agilelimiter.NewConcurrency(agilelimiter.ConcurrencyConfig{MaxLimit: 16, InitialLimit: 3})
-	lim.TryTake() // one request in flight
-	defer lim.Release()
+	synctest.Test(t, func(t *testing.T) {
+		lim := agilelimiter.NewConcurrency(agilelimiter.ConcurrencyConfig{MaxLimit: 16, InitialLimit: 3})
+		lim.Start()
+		defer lim.Stop()
+		work := httpserver.Wrap(http.HandlerFunc(func(http.ResponseWriter, *http.Request) {
+			time.Sleep(20 * time.Millisecond)
+		}), lim)
+		for range 200 {
+			work.ServeHTTP(httptest.NewRecorder(), httptest.NewRequest("GET", "/work", nil))
+		}
+		lim.TryTake() // one request in flight
+		defer lim.Release()
 
-	rec := httptest.NewRecorder()
-	httpserver.StatsHandler(lim).ServeHTTP(rec, httptest.NewRequest("GET", "/debug/limiter", nil))
-	if ct := rec.Header().Get("Content-Type"); ct != "application/json" {
-		t.Errorf("Content-Type = %q, want application/json", ct)
-	}
-	var rep httpserver.StatsReport
-	if err := json.NewDecoder(rec.Body).Decode(&rep); err != nil {
-		t.Fatalf("decoding %q: %v", rec.Body.String(), err)
-	}
-	if rep.Limit != 3 || rep.InFlight != 1 || rep.Stats.Admitted != 1 {
-		t.Errorf("report: limit %d, in flight %d, admitted %d; want 3, 1, 1", rep.Limit, rep.InFlight, rep.Stats.Admitted)
-	}
+		rec := httptest.NewRecorder()
+		httpserver.StatsHandler(lim).ServeHTTP(rec, httptest.NewRequest("GET", "/debug/limiter", nil))
+		if ct := rec.Header().Get("Content-Type"); ct != "application/json" {
+			t.Errorf("Content-Type = %q, want application/json", ct)
+		}
+		var doc map[string]any
+		if err := json.Unmarshal(rec.Body.Bytes(), &doc); err != nil {
+			t.Fatalf("decoding %q: %v", rec.Body.String(), err)
+		}
+		keys := slices.Sorted(maps.Keys(doc))
+		want := []string{"admitted", "baseline_ms", "decision", "high_ms", "in_flight", "limit", "p50_ms", "p99_ms",
+			"peak_in_flight", "rejected_overload", "samples", "ticks", "unreachable"}
+		if !slices.Equal(keys, want) {
+			t.Errorf("keys %q,\nwant %q", keys, want)
+		}
+		// The quantiles come from the core's histogram, whose bucket for 20 ms
+		// reads a little above it: the same figure as Stats, in milliseconds.
+		st := lim.Stats()
+		msOf := func(d time.Duration) float64 { return math.Round(float64(d)/1e3) / 1e3 }
+		for k, v := range map[string]float64{
+			"p99_ms": msOf(st.P99), "p50_ms": msOf(st.P50), "baseline_ms": msOf(st.Baseline), "high_ms": msOf(st.High),
+			"in_flight": 1, "admitted": 201, "rejected_overload": 0,
+		} {
+			if doc[k] != v {
+				t.Errorf("%s = %v, want %v", k, doc[k], v)
+			}
+		}
+		for _, k := range []string{"p99_ms", "p50_ms", "baseline_ms"} {
+			if v, _ := doc[k].(float64); v < 20 || v > 21 {
+				t.Errorf("%s = %v, want 20 ms and a little", k, doc[k])
+			}
+		}
+		if l, ok := doc["limit"].(float64); !ok || l != math.Trunc(l) || l < 1 || l > 16 {
+			t.Errorf("limit = %v, want a whole number of requests from 1 to 16", doc["limit"])
+		}
+	})
 }
 
 func TestWriterInterfacesSurviveTheWrapper(t *testing.T) {

@@ -13,8 +13,8 @@
 // draws tells a change from that noise (30 seeds take about ten seconds).
 //
 // The simulator runs inside testing/synctest bubbles, which exist only under a
-// *testing.T, so the matrix runs as the single test of a testing.Main; the
-// whole matrix takes a few seconds of real time.
+// *testing.T, so the matrix runs as the single test of a testing.Main (see
+// inBubbles); the whole matrix takes a few seconds of real time.
 package main
 
 import (
@@ -32,19 +32,45 @@ import (
 )
 
 func main() {
-	testing.Init()
 	out := flag.String("out", filepath.Join("docs", "compare"), "directory to write matrix.md and the charts to")
 	seeds := flag.Int("seeds", 0, "if > 0, print the default configuration's figures over seeds 1 to seeds instead of writing anything")
+	flag.Usage = func() {
+		fmt.Fprintf(flag.CommandLine.Output(), "usage: go run ./compare/cmd/matrix [-out dir] [-seeds n]\n\n"+
+			"Runs the comparison matrix of compare/sim on virtual time and writes matrix.md\n"+
+			"and one SVG chart per scenario, or with -seeds prints figures over seeds.\n\n")
+		flag.PrintDefaults()
+	}
 	flag.Parse()
+	if flag.NArg() > 0 {
+		flag.Usage()
+		os.Exit(2)
+	}
 
+	inBubbles(func(t *testing.T) error {
+		if *seeds > 0 {
+			overSeeds(t, *seeds)
+			return nil
+		}
+		return write(t, *out)
+	})
+}
+
+// inBubbles runs f as the single test of a testing.Main, the one way for a
+// command to get the *testing.T that synctest bubbles need, and exits: with
+// 0 when f returns nil and nothing failed, 1 otherwise. The command's flags
+// are parsed before testing registers its own, so -h lists the command's
+// alone (and a -test.* flag is refused); and it exits from inside the test,
+// before testing.Main would print PASS on the command's output. A failure
+// reported through t (a goroutine left in a bubble) is printed by testing.
+func inBubbles(f func(t *testing.T) error) {
 	testing.Main(func(string, string) (bool, error) { return true, nil },
-		[]testing.InternalTest{{Name: "Matrix", F: func(t *testing.T) {
-			if *seeds > 0 {
-				overSeeds(t, *seeds)
-				return
+		[]testing.InternalTest{{Name: "matrix", F: func(t *testing.T) {
+			if err := f(t); err != nil {
+				fmt.Fprintln(os.Stderr, "matrix:", err)
+				os.Exit(1)
 			}
-			if err := write(t, *out); err != nil {
-				t.Fatal(err)
+			if !t.Failed() {
+				os.Exit(0)
 			}
 		}}}, nil, nil)
 }
