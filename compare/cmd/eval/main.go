@@ -70,10 +70,10 @@ import (
 	"time"
 
 	"github.com/agilelimiter/agilelimiter/compare/eval"
+	"github.com/agilelimiter/agilelimiter/compare/internal/cmdmain"
 )
 
 func main() {
-	testing.Init()
 	set := flag.String("set", "validation", "seed set: training, development (three times training's seeds, also tuned on), validation or all (training and validation)")
 	n := flag.Int("n", 0, "keep the first n scenarios of each direction (0: all)")
 	out := flag.String("out", filepath.Join("docs", "compare"), "directory to write eval.md to (empty: none)")
@@ -137,26 +137,20 @@ func main() {
 		traced = sc
 	}
 
-	testing.Main(func(string, string) (bool, error) { return true, nil },
-		[]testing.InternalTest{{Name: "Eval", F: func(t *testing.T) {
-			if *trace != "" {
-				synctest.Test(t, func(*testing.T) {
-					r := eval.TraceTicks(os.Stdout, &traced)
-					fmt.Printf("sent %d, good %d (%.1f/s), inside %.1f%%, p99 %v, timed out %d, refused %d\n",
-						r.Sent, r.Good, r.Goodput, 100*r.Inside, r.P99.Round(time.Millisecond), r.TimedOut, r.Refused)
-				})
-				return
-			}
-			if len(rules) > 0 {
-				if err := runAblation(t, sets, *draws, rules, *cache, *n); err != nil {
-					t.Fatal(err)
-				}
-				return
-			}
-			if err := run(t, sets, *draws, arms, *cache, *n, *out, *verbose); err != nil {
-				t.Fatal(err)
-			}
-		}}}, nil, nil)
+	cmdmain.Run("eval", func(t *testing.T) error {
+		if *trace != "" {
+			synctest.Test(t, func(*testing.T) {
+				r := eval.TraceTicks(os.Stdout, &traced)
+				fmt.Printf("sent %d, good %d (%.1f/s), inside %.1f%%, p99 %v, timed out %d, refused %d\n",
+					r.Sent, r.Good, r.Goodput, 100*r.Inside, r.P99.Round(time.Millisecond), r.TimedOut, r.Refused)
+			})
+			return nil
+		}
+		if len(rules) > 0 {
+			return runAblation(t, sets, *draws, rules, *cache, *n)
+		}
+		return run(t, sets, *draws, arms, *cache, *n, *out, *verbose)
+	})
 }
 
 func splitNonEmpty(list string) []string {

@@ -14,7 +14,7 @@
 //
 // The simulator runs inside testing/synctest bubbles, which exist only under a
 // *testing.T, so the matrix runs as the single test of a testing.Main (see
-// inBubbles); the whole matrix takes a few seconds of real time.
+// cmdmain.Run); the whole matrix takes a few seconds of real time.
 package main
 
 import (
@@ -27,6 +27,7 @@ import (
 	"testing"
 	"testing/synctest"
 
+	"github.com/agilelimiter/agilelimiter/compare/internal/cmdmain"
 	"github.com/agilelimiter/agilelimiter/compare/report"
 	"github.com/agilelimiter/agilelimiter/compare/sim"
 )
@@ -46,33 +47,13 @@ func main() {
 		os.Exit(2)
 	}
 
-	inBubbles(func(t *testing.T) error {
+	cmdmain.Run("matrix", func(t *testing.T) error {
 		if *seeds > 0 {
 			overSeeds(t, *seeds)
 			return nil
 		}
 		return write(t, *out)
 	})
-}
-
-// inBubbles runs f as the single test of a testing.Main, the one way for a
-// command to get the *testing.T that synctest bubbles need, and exits: with
-// 0 when f returns nil and nothing failed, 1 otherwise. The command's flags
-// are parsed before testing registers its own, so -h lists the command's
-// alone (and a -test.* flag is refused); and it exits from inside the test,
-// before testing.Main would print PASS on the command's output. A failure
-// reported through t (a goroutine left in a bubble) is printed by testing.
-func inBubbles(f func(t *testing.T) error) {
-	testing.Main(func(string, string) (bool, error) { return true, nil },
-		[]testing.InternalTest{{Name: "matrix", F: func(t *testing.T) {
-			if err := f(t); err != nil {
-				fmt.Fprintln(os.Stderr, "matrix:", err)
-				os.Exit(1)
-			}
-			if !t.Failed() {
-				os.Exit(0)
-			}
-		}}}, nil, nil)
 }
 
 // overSeeds prints AnchorSLO's figures in each scenario over seeds 1 to n.
