@@ -180,7 +180,7 @@ func TestSVGLabelsTheTimeout(t *testing.T) {
 	c := render(t,
 		cell("fine", 100, 50*ms, 60*ms, 70*ms, 80*ms, 90*ms, 90*ms, 90*ms, 90*ms),
 		cell("stuck", 100, 50*ms, 600*ms, time.Second, time.Second, time.Second, time.Second, 0, 40*ms))
-	for _, want := range []string{"scale to the timeout: p99 at 1 s for 1 s of 2 s", "client timeout 1 s: p99 reads no higher", "gap in p99: no call reached the dependency"} {
+	for _, want := range []string{"scale to the timeout: p99 at 1 s for 1 s of 2 s", "client timeout 1 s: p99 reads no higher", "gap in p99: no call was answered"} {
 		if !c.hasText(want) {
 			t.Errorf("no label %q in %q", want, c.texts)
 		}

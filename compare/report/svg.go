@@ -43,8 +43,8 @@ const (
 // what the arm sent per second in each step of its series (250 ms in the
 // matrix) against the dependency's capacity (dashed black). On the right,
 // the p99 of the calls sent in each step against the SLO (dotted grey); a
-// step in which no call reached the dependency leaves a gap. Each column has
-// one scale for every row, rounded up to a round number just above the data
+// step in which no call was answered (an outage's refusals carry no
+// latency) leaves a gap. Each column has one scale for every row, rounded up to a round number just above the data
 // (280 ms gets an axis to 300), with one exception: a p99 never reads above
 // the client timeout (a client that gave up waited exactly that long), so a
 // row that reaches it is drawn to the timeout (dash-dotted orange) and says
@@ -101,7 +101,7 @@ func SVG(w io.Writer, sc sim.Scenario, cells []sim.Cell) {
 		legend(timeoutColor, timeoutDash, 1.5, "client timeout "+durationLabel(sc.Timeout)+": p99 reads no higher")
 	}
 	if slices.ContainsFunc(cells, hasGap) {
-		fmt.Fprintf(w, `<text x="%.0f" y="40">gap in p99: no call reached the dependency</text>`+"\n", lx)
+		fmt.Fprintf(w, `<text x="%.0f" y="40">gap in p99: no call was answered</text>`+"\n", lx)
 	}
 	per := "per " + durationLabel(seriesStep(firstSeries(cells)))
 	fmt.Fprintf(w, `<text x="%d" y="60" font-weight="bold">req/s sent, %s</text>`+"\n", colLeft, per)
