@@ -3,6 +3,7 @@ module github.com/agilelimiter/agilelimiter/examples
 go 1.26
 
 require (
+	github.com/agilelimiter/agilelimiter/compare v0.1.0
 	github.com/agilelimiter/agilelimiter/core v0.1.0
 	github.com/agilelimiter/agilelimiter/echo v0.1.0
 	github.com/agilelimiter/agilelimiter/fiber v0.1.0

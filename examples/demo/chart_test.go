@@ -9,20 +9,52 @@ import (
 	"time"
 )
 
-// The chart is well-formed SVG with one polyline per series, and a latency
-// gap (no calls in a bucket) breaks the p99 line instead of drawing zero.
-func TestChartIsWellFormed(t *testing.T) {
+// gappy returns a 4 s drop-recover run with a call answered in 30 ms every
+// 100 ms, except in [1s, 2s), where nothing ended.
+func gappy() *outboundRun {
 	sc, _ := findScenario("drop-recover")
 	r := &outboundRun{sc: sc, length: 4 * time.Second, demand: 150}
 	for at := time.Duration(0); at < r.length; at += 100 * time.Millisecond {
 		r.samples = append(r.samples, sample{at: at, capacity: sc.capacityAt(at, r.length)})
-		if at < time.Second || at >= 2*time.Second { // nothing answered in [1s, 2s)
+		if at < time.Second || at >= 2*time.Second {
 			r.calls = append(r.calls, call{end: at, rtt: 30 * time.Millisecond, outcome: answered})
 		}
 	}
-	svg := chart(r)
+	return r
+}
+
+// The chart's series is the run in chartStep buckets: the calls sent per
+// second, the capacity of the schedule (its mean, in a bucket where it
+// changes), and the p99, which is 0 (no point)
+// where no call ended instead of a latency of zero.
+func TestSeriesFollowsTheRun(t *testing.T) {
+	r := gappy()
+	ps := series(r)
+	if want := int(r.length / chartStep); len(ps) != want {
+		t.Fatalf("%d points; want %d, one per %s", len(ps), want, chartStep)
+	}
+	for _, p := range ps {
+		gap := p.T >= time.Second && p.T < 2*time.Second
+		wantSent, wantP99 := 10.0, 30*time.Millisecond // one call per 100 ms
+		if gap {
+			wantSent, wantP99 = 0, 0
+		}
+		if p.Sent != wantSent || p.P99 != wantP99 {
+			t.Errorf("at %s: sent %g/s, p99 %s; want %g/s, %s", p.T, p.Sent, p.P99, wantSent, wantP99)
+		}
+		from, to := p.T-chartStep/2, p.T+chartStep/2-time.Millisecond
+		if c := r.sc.capacityAt(from, r.length); c == r.sc.capacityAt(to, r.length) && p.Capacity != c {
+			t.Errorf("at %s: capacity %g; want the schedule's %g", p.T, p.Capacity, c)
+		}
+	}
+}
+
+// The chart is well-formed SVG that names the scenario and the demand, and
+// draws the series as lines.
+func TestChartIsWellFormed(t *testing.T) {
+	svg := chart(gappy())
 	d := xml.NewDecoder(bytes.NewReader(svg))
-	polylines := 0
+	lines := 0
 	for {
 		tok, err := d.Token()
 		if err == io.EOF {
@@ -31,27 +63,16 @@ func TestChartIsWellFormed(t *testing.T) {
 		if err != nil {
 			t.Fatalf("chart is not well-formed XML: %v\n%s", err, svg)
 		}
-		if se, ok := tok.(xml.StartElement); ok && se.Name.Local == "polyline" {
-			polylines++
+		if se, ok := tok.(xml.StartElement); ok && (se.Name.Local == "polyline" || se.Name.Local == "path") {
+			lines++
 		}
 	}
-	// capacity and sent, then p50 and p99 each split in two by the gap.
-	if polylines != 6 {
-		t.Errorf("%d polylines; want 6 (capacity and sent, p50 and p99 in two pieces each)", polylines)
+	if lines == 0 {
+		t.Error("the chart draws no line")
 	}
-	if !strings.Contains(string(svg), "drop-recover") {
-		t.Error("the title does not name the scenario")
-	}
-}
-
-func TestNiceStep(t *testing.T) {
-	for _, c := range []struct {
-		span float64
-		n    int
-		want float64
-	}{{100, 5, 20}, {30, 10, 5}, {8, 10, 1}, {450, 5, 100}, {0.7, 5, 0.2}} {
-		if got := niceStep(c.span, c.n); got != c.want {
-			t.Errorf("niceStep(%g, %d) = %g; want %g", c.span, c.n, got, c.want)
+	for _, want := range []string{"drop-recover", "150 req/s"} {
+		if !strings.Contains(string(svg), want) {
+			t.Errorf("the chart does not say %q", want)
 		}
 	}
 }

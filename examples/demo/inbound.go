@@ -4,13 +4,14 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"net"
 	"net/http"
 	"sync"
-	"sync/atomic"
 	"time"
 
 	agilelimiter "github.com/agilelimiter/agilelimiter/core"
+	"github.com/agilelimiter/agilelimiter/examples/internal/load"
+	"github.com/agilelimiter/agilelimiter/examples/internal/sim"
+	"github.com/agilelimiter/agilelimiter/examples/internal/table"
 	"github.com/agilelimiter/agilelimiter/nethttp/httpserver"
 )
 
@@ -31,23 +32,6 @@ const (
 	inboundTimeout  = 2 * time.Second               // each client's deadline
 )
 
-// service emulates processor sharing: a request's work stretches by the
-// number in flight over the number of cores.
-type service struct{ busy atomic.Int64 }
-
-func (s *service) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	n := s.busy.Add(1)
-	defer s.busy.Add(-1)
-	d := time.Duration(float64(inboundWork) * max(1, float64(n)/inboundCores))
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-t.C:
-		w.Write([]byte("ok\n"))
-	case <-r.Context().Done():
-	}
-}
-
 // request is one finished client request.
 type request struct {
 	end     time.Duration
@@ -64,59 +48,55 @@ type inboundRun struct {
 	final    agilelimiter.Stats
 }
 
-// runInbound runs the swarm for length and prints a live line every second.
-func runInbound(length time.Duration, w io.Writer) (*inboundRun, error) {
+// runInbound runs the swarm for length and prints a live row every second.
+func runInbound(length time.Duration, w io.Writer) *inboundRun {
 	lim := agilelimiter.NewConcurrency(agilelimiter.ConcurrencyConfig{MaxLimit: inboundMaxLimit, SLOTarget: slo})
 	lim.Start()
 	defer lim.Stop()
 
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		return nil, err
-	}
-	srv := &http.Server{Handler: httpserver.Wrap(&service{}, lim)}
-	go srv.Serve(ln)
-	defer srv.Close()
-	url := "http://" + ln.Addr().String() + "/"
-
-	tr := http.DefaultTransport.(*http.Transport).Clone()
-	tr.MaxIdleConnsPerHost = 1024
-	defer tr.CloseIdleConnections()
-	client := &http.Client{Transport: tr}
+	cores := &sim.Cores{N: inboundCores, Work: inboundWork}
+	service := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if cores.Do(r.Context()) == nil {
+			io.WriteString(w, "ok\n")
+		}
+	})
+	url, closeServer := sim.Serve(httpserver.Wrap(service, lim))
+	defer closeServer()
+	client := load.Client(inboundTimeout)
+	defer client.CloseIdleConnections()
 
 	r := &inboundRun{length: length}
+	ctx, cancel := context.WithTimeout(context.Background(), length)
+	defer cancel()
 	begin := time.Now()
-	var clients sync.WaitGroup
-	arrived := arrivals(begin, length, inboundSwarm, &clients, func() { r.requestOnce(client, url, begin) })
+	clients := load.Arrivals(ctx, inboundSwarm, func() { r.requestOnce(client, url, begin) })
 
-	fmt.Fprintf(w, "%7s %6s %9s %8s %8s %7s %7s\n", "time", "limit", "in flight", "served", "429s", "p50", "p99")
-	drive(arrived, begin, func(time.Duration) {
+	var win inboundStretch // the last second, for the live row
+	live := table.New(w,
+		table.Value("limit", "requests", func() float64 { return float64(lim.Limit()) }),
+		table.Value("in flight", "requests", func() float64 { return float64(lim.InFlight()) }),
+		table.Value("served", "req/s", func() float64 { return float64(win.served) }),
+		table.Value("429", "req/s", func() float64 { return float64(win.refused) }),
+		table.Millis("p50", func() time.Duration { return win.p50 }),
+		table.Millis("p99", func() time.Duration { return win.p99 }),
+	)
+	drive(ctx, begin, func(time.Duration) {
 		r.mu.Lock()
 		r.peak = max(r.peak, lim.Limit())
 		r.mu.Unlock()
 	}, func(at time.Duration) {
-		s := r.window(at-time.Second, at)
-		fmt.Fprintf(w, "%6.1fs %6d %9d %6.0f/s %6.0f/s %7s %7s\n",
-			at.Seconds(), lim.Limit(), lim.InFlight(), float64(s.served), float64(s.refused), ms(s.p50), ms(s.p99))
+		win = r.window(at-time.Second, at)
+		live.Row()
 	})
-	clients.Wait()
+	clients()
 	r.final = lim.Stats()
-	return r, nil
+	return r
 }
 
 func (r *inboundRun) requestOnce(client *http.Client, url string, begin time.Time) {
-	ctx, cancel := context.WithTimeout(context.Background(), inboundTimeout)
-	defer cancel()
-	req, _ := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
 	start := time.Now()
-	var q request
-	if resp, err := client.Do(req); err == nil {
-		io.Copy(io.Discard, resp.Body)
-		resp.Body.Close()
-		q.status = resp.StatusCode
-	}
-	q.latency = time.Since(start)
-	q.end = time.Since(begin)
+	status, _ := load.Get(client, url)
+	q := request{status: status, latency: time.Since(start), end: time.Since(begin)}
 	r.mu.Lock()
 	r.requests = append(r.requests, q)
 	r.mu.Unlock()
@@ -149,8 +129,8 @@ func (r *inboundRun) window(from, to time.Duration) inboundStretch {
 		}
 	}
 	r.mu.Unlock()
-	s.p50, s.p99 = quantile(ok, 0.5), quantile(ok, 0.99)
-	s.p99Refused = quantile(no, 0.99)
+	s.p50, s.p99 = table.Quantile(ok, 0.5), table.Quantile(ok, 0.99)
+	s.p99Refused = table.Quantile(no, 0.99)
 	return s
 }
 
@@ -158,14 +138,14 @@ func (r *inboundRun) summary(w io.Writer) {
 	s := r.window(0, r.length)
 	total := s.served + s.refused + s.other
 	secs := r.length.Seconds()
-	fmt.Fprintf(w, "\ninbound: %d requests in %.0fs (%.0f req/s offered to a service that serves %.0f)\n",
+	fmt.Fprintf(w, "\ninbound: %d requests in %.0f s (%.0f req/s offered to a service that serves %.0f req/s) = served + 429 + other\n",
 		total, secs, float64(total)/secs, inboundCapacity)
-	fmt.Fprintf(w, "  served  %6d  %4.0f/s  p50 %s  p99 %s\n", s.served, float64(s.served)/secs, ms(s.p50), ms(s.p99))
-	fmt.Fprintf(w, "  429     %6d  %4.0f/s  answered within %s (p99), with Retry-After\n", s.refused, float64(s.refused)/secs, ms(s.p99Refused))
-	if s.other > 0 {
-		fmt.Fprintf(w, "  other   %6d  (timeouts or errors)\n", s.other)
-	}
-	fmt.Fprintf(w, "  limit %0.f now, at most %d during the run (ceiling %d); %d in flight at the last tick's peak\n",
+	fmt.Fprintf(w, "  served  %6d requests  %4.0f req/s  latency p50 %s ms, p99 %s ms\n",
+		s.served, float64(s.served)/secs, table.Ms(s.p50), table.Ms(s.p99))
+	fmt.Fprintf(w, "  429     %6d requests  %4.0f req/s  answered within %s ms (p99), with Retry-After\n",
+		s.refused, float64(s.refused)/secs, table.Ms(s.p99Refused))
+	fmt.Fprintf(w, "  other   %6d requests              timeouts or errors\n", s.other)
+	fmt.Fprintf(w, "  limit %.0f requests now, at most %d during the run (ceiling %d); %d in flight at the last tick's peak\n",
 		r.final.Limit, r.peak, inboundMaxLimit, r.final.PeakInFlight)
 }
 

@@ -38,7 +38,7 @@ func followed(r *outboundRun) []string {
 		if from, to := r.sc.bounds(i, r.length); to-from < judgedPhase {
 			continue
 		}
-		got := r.settledRate(i)
+		got := r.judged(i).sentPerSec()
 		if p.capacity == 0 {
 			if got > 2*minRate {
 				bad = append(bad, fmt.Sprintf("%s: %.0f req/s sent to a dependency that answers every call with 503; want the probe rate, %d", p.name, got, minRate))

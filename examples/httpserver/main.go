@@ -1,14 +1,14 @@
 // Command httpserver shows httpserver.Wrap guarding a net/http service on
 // loopback.
 //
-// The handler needs 10ms of one of 4 cores (past 4 requests at once, each
-// slows down in proportion) and a connection from a pool of 16; without one it
-// answers 503, which the default verdict reads as the service shedding load.
-// Forty clients call it in a tight loop; refused clients get a 429 with
-// Retry-After at once and try again 20ms later. A monitor polls /healthz,
-// which bypasses the limiter with WithSkip, and /debug/limiter, mounted
-// outside the wrapper, answers while the service is saturated. It prints one
-// line per half second and exits after three seconds.
+// The handler needs 10 ms of one of 4 cores (sim.Cores: past 4 requests at
+// once, each slows down in proportion) and a connection from a pool of 16;
+// without one it answers 503, which the default verdict reads as the service
+// shedding load. Forty clients call it in a tight loop; refused clients get a
+// 429 with Retry-After at once and try again 20 ms later. A monitor polls
+// /healthz, which bypasses the limiter with WithSkip, and /debug/limiter,
+// mounted outside the wrapper, answers while the service is saturated. It
+// prints one row per half second and exits after three seconds.
 //
 //	go run ./examples/httpserver
 package main
@@ -18,43 +18,33 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"net"
 	"net/http"
-	"sync"
-	"sync/atomic"
+	"os"
 	"time"
 
 	agilelimiter "github.com/agilelimiter/agilelimiter/core"
+	"github.com/agilelimiter/agilelimiter/examples/internal/load"
+	"github.com/agilelimiter/agilelimiter/examples/internal/sim"
+	"github.com/agilelimiter/agilelimiter/examples/internal/table"
 	"github.com/agilelimiter/agilelimiter/nethttp/httpserver"
 )
 
-const (
-	cores    = 4
-	poolSize = 16
-)
-
-var busy, pool atomic.Int64
-
-// work is the protected handler: it holds a pooled connection and shares 4
-// cores with everything else in flight.
-func work(w http.ResponseWriter, r *http.Request) {
-	if pool.Add(1) > poolSize {
-		pool.Add(-1)
-		http.Error(w, "connection pool exhausted", http.StatusServiceUnavailable)
-		return
-	}
-	defer pool.Add(-1)
-	n := busy.Add(1)
-	defer busy.Add(-1)
-	time.Sleep(time.Duration(float64(10*time.Millisecond) * max(1, float64(n)/cores)))
-	io.WriteString(w, "done\n")
-}
-
 func main() {
+	cores, pool := &sim.Cores{N: 4, Work: 10 * time.Millisecond}, &sim.Pool{Size: 16}
+	work := func(w http.ResponseWriter, r *http.Request) {
+		if !pool.Get() {
+			http.Error(w, "connection pool exhausted", http.StatusServiceUnavailable)
+			return
+		}
+		defer pool.Put()
+		if cores.Do(r.Context()) == nil {
+			io.WriteString(w, "done\n")
+		}
+	}
+
 	lim := agilelimiter.NewConcurrency(agilelimiter.ConcurrencyConfig{MaxLimit: 64})
 	lim.Start()
 	defer lim.Stop()
-
 	protected := http.NewServeMux()
 	protected.HandleFunc("/work", work)
 	protected.HandleFunc("/healthz", func(w http.ResponseWriter, r *http.Request) { io.WriteString(w, "ok\n") })
@@ -62,74 +52,45 @@ func main() {
 	root.Handle("/", httpserver.Wrap(protected, lim,
 		httpserver.WithSkip(func(r *http.Request) bool { return r.URL.Path == "/healthz" })))
 	root.Handle("/debug/limiter", httpserver.StatsHandler(lim))
+	base, closeServer := sim.Serve(root)
+	defer closeServer()
 
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		panic(err)
-	}
-	srv := &http.Server{Handler: root}
-	go srv.Serve(ln)
-	defer srv.Close()
-	base := "http://" + ln.Addr().String()
-
-	var ok, shed, refused, health atomic.Int64
-	client := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 64}, Timeout: 2 * time.Second}
-	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Second)
-	defer cancel()
-	get := func(path string) int {
-		req, _ := http.NewRequestWithContext(ctx, "GET", base+path, nil)
-		resp, err := client.Do(req)
-		if err != nil {
-			return 0
-		}
-		io.Copy(io.Discard, resp.Body)
-		resp.Body.Close()
-		return resp.StatusCode
-	}
-
-	var wg sync.WaitGroup
-	for range 40 {
-		wg.Go(func() {
-			for ctx.Err() == nil {
-				switch get("/work") {
-				case http.StatusOK:
-					ok.Add(1)
-				case http.StatusServiceUnavailable:
-					shed.Add(1)
-				case agilelimiter.RefusalStatus:
-					refused.Add(1)
-					time.Sleep(20 * time.Millisecond)
-				}
-			}
-		})
-	}
-	wg.Go(func() {
-		for ctx.Err() == nil {
-			if get("/healthz") == http.StatusOK {
-				health.Add(1)
-			}
-			time.Sleep(50 * time.Millisecond)
+	client := load.Client(2 * time.Second)
+	var codes, health table.Codes
+	ctx, stop := context.WithCancel(context.Background())
+	clients := load.Loop(ctx, 40, func(int) {
+		code, _ := load.Get(client, base+"/work")
+		codes.Add(code)
+		if code == agilelimiter.RefusalStatus {
+			time.Sleep(20 * time.Millisecond)
 		}
 	})
+	monitor := load.Loop(ctx, 1, func(int) {
+		code, _ := load.Get(client, base+"/healthz")
+		health.Add(code)
+		time.Sleep(50 * time.Millisecond)
+	})
 
-	fmt.Println("  time  limit  in-flight     200    503    429  healthz")
-	start := time.Now()
-	for tick := time.NewTicker(500 * time.Millisecond); ctx.Err() == nil; {
-		select {
-		case <-tick.C:
-		case <-ctx.Done():
-			continue
-		}
-		var rep httpserver.StatsReport
+	debug := func() (rep httpserver.StatsReport) { // what /debug/limiter says now
 		if resp, err := client.Get(base + "/debug/limiter"); err == nil {
 			json.NewDecoder(resp.Body).Decode(&rep)
 			resp.Body.Close()
 		}
-		fmt.Printf("%5.1fs  %5d  %9d  %6d %6d %6d  %7d\n", time.Since(start).Seconds(),
-			rep.Limit, rep.InFlight, ok.Swap(0), shed.Swap(0), refused.Swap(0), health.Swap(0))
+		return rep
 	}
-	wg.Wait()
+	table.New(os.Stdout,
+		table.Value("limit", "requests", func() float64 { return float64(debug().Limit) }),
+		table.Value("in flight", "requests", func() float64 { return float64(debug().InFlight) }),
+		table.PerSecond("200", "req/s", codes.Of(http.StatusOK)),
+		table.PerSecond("503", "req/s", codes.Of(http.StatusServiceUnavailable)),
+		table.PerSecond("429", "req/s", codes.Of(agilelimiter.RefusalStatus)),
+		table.PerSecond("healthz 200", "req/s", health.Of(http.StatusOK)),
+	).Every(500*time.Millisecond, 6)
+	stop()
+	clients()
+	monitor()
 	st := lim.Stats()
-	fmt.Printf("admitted %d, refused %d; the controller's p50 %v, baseline %v, last decision %q\n",
-		st.Admitted, st.RejectedOverload, st.P50.Round(time.Millisecond), st.Baseline.Round(time.Millisecond), st.Decision)
+	fmt.Printf("/healthz, outside the limiter: %s\n", &health)
+	fmt.Printf("/work: %d requests: %s; the limiter admitted %d (200s and 503s) and refused %d (429s)\n",
+		codes.Total(), &codes, st.Admitted, st.RejectedOverload)
 }

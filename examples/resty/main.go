@@ -1,12 +1,13 @@
 // Command resty shows agileresty.Limit pacing a resty client whose calls
 // retry.
 //
-// The dependency takes 20ms per call and fails one call in three with a 500.
-// The client retries 5xx up to twice, 50ms apart. Every attempt takes its own
-// slot and is measured on its own round trip, so the controller's p50 stays
-// at one attempt's 20ms while the callers, who wait through the retries, see
-// much longer calls. Sixteen callers run for two seconds; the program prints
-// what the callers saw and what the limiter measured.
+// The dependency (sim.Flaky) takes 20 ms per call and fails one call in three
+// with a 500. The client retries 5xx up to twice, 50 ms apart. Every attempt
+// takes its own slot and is measured on its own round trip, so the
+// controller's p50 stays at one attempt's 20 ms while the callers, who wait
+// through the retries, see much longer calls. Sixteen callers start calls for
+// two seconds, each call with a one-second deadline; the program prints what
+// became of every call and every attempt, and what the limiter measured.
 //
 //	go run ./examples/resty
 package main
@@ -14,14 +15,15 @@ package main
 import (
 	"context"
 	"fmt"
-	"net"
 	"net/http"
-	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
 
 	agilelimiter "github.com/agilelimiter/agilelimiter/core"
+	"github.com/agilelimiter/agilelimiter/examples/internal/load"
+	"github.com/agilelimiter/agilelimiter/examples/internal/sim"
+	"github.com/agilelimiter/agilelimiter/examples/internal/table"
 	agileresty "github.com/agilelimiter/agilelimiter/resty"
 	"github.com/go-resty/resty/v2"
 )
@@ -34,22 +36,9 @@ func (quiet) Warnf(string, ...any)  {}
 func (quiet) Debugf(string, ...any) {}
 
 func main() {
-	var served atomic.Int64
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		panic(err)
-	}
-	srv := &http.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		time.Sleep(20 * time.Millisecond)
-		if served.Add(1)%3 == 0 {
-			w.WriteHeader(http.StatusInternalServerError)
-			return
-		}
-		fmt.Fprint(w, "ok")
-	})}
-	go srv.Serve(ln)
-	defer srv.Close()
-	url := "http://" + ln.Addr().String()
+	dep := &sim.Flaky{Latency: 20 * time.Millisecond, FailEvery: 3}
+	url, closeDep := sim.Serve(dep)
+	defer closeDep()
 
 	lim := agilelimiter.New(agilelimiter.Config{MaxRate: 400, SLOTarget: 200 * time.Millisecond})
 	lim.Start()
@@ -59,45 +48,47 @@ func main() {
 		SetRetryCount(2).
 		SetRetryWaitTime(50*time.Millisecond).SetRetryMaxWaitTime(50*time.Millisecond).
 		AddRetryCondition(func(r *resty.Response, err error) bool {
-			if agileresty.Refused(err) {
-				return false // no slot before the deadline: not the dependency's failure
-			}
-			return err != nil || r.StatusCode() >= 500
+			return err != nil || r.StatusCode() >= 500 // a refused attempt never gets here
 		}), lim)
 
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
-	defer cancel()
-	var (
-		mu        sync.Mutex
-		calls     []time.Duration
-		succeeded int
-	)
-	var wg sync.WaitGroup
-	for range 16 {
-		wg.Go(func() {
-			for ctx.Err() == nil {
-				start := time.Now()
-				resp, err := client.R().SetContext(ctx).Get(url)
-				if ctx.Err() != nil || agileresty.Refused(err) {
-					return // the run is over, or no slot comes before its end
-				}
-				mu.Lock()
-				calls = append(calls, time.Since(start))
-				if err == nil && resp.StatusCode() == http.StatusOK {
-					succeeded++
-				}
-				mu.Unlock()
-			}
-		})
-	}
-	wg.Wait()
+	var succeeded, failed, refused, errored table.Count
+	var attempts atomic.Int64
+	var mu sync.Mutex
+	var took []time.Duration // how long each call that was sent took its caller
+	ctx, stop := context.WithTimeout(context.Background(), 2*time.Second)
+	defer stop()
+	load.Loop(ctx, 16, func(int) {
+		cctx, cancel := context.WithTimeout(context.Background(), time.Second)
+		defer cancel()
+		start := time.Now()
+		req := client.R().SetContext(cctx)
+		resp, err := req.Get(url)
+		attempts.Add(int64(req.Attempt))
+		switch {
+		case agileresty.Refused(err): // no slot before the deadline: not sent
+			refused.Inc()
+			time.Sleep(50 * time.Millisecond) // try again a little later
+			return
+		case err != nil:
+			errored.Inc()
+		case resp.StatusCode() == http.StatusOK:
+			succeeded.Inc()
+		default:
+			failed.Inc() // a 5xx on every attempt
+		}
+		mu.Lock()
+		took = append(took, time.Since(start))
+		mu.Unlock()
+	})()
 
-	slices.Sort(calls)
 	st := lim.Stats()
-	fmt.Printf("callers: %d calls, %d succeeded; call p50 %v, p99 %v (retries and back-off included)\n",
-		len(calls), succeeded, calls[len(calls)/2].Round(time.Millisecond), calls[len(calls)*99/100].Round(time.Millisecond))
-	fmt.Printf("limiter: %d attempts admitted (%.2f per call), rate %.0f req/s\n",
-		st.Admitted, float64(st.Admitted)/float64(len(calls)), lim.Rate())
-	fmt.Printf("controller: attempt p50 %v, baseline %v: one round trip, never the retry loop\n",
-		st.P50.Round(time.Millisecond), st.Baseline.Round(time.Millisecond))
+	calls := succeeded.Total() + failed.Total() + refused.Total() + errored.Total()
+	fmt.Printf("attempts: %d = %d first attempts + %d retries; the limiter admitted %d (the dependency received %d) and refused %d\n",
+		attempts.Load(), calls, attempts.Load()-calls, st.Admitted, dep.Received(), st.RejectedDeadline)
+	fmt.Printf("controller: attempt p50 %s ms, baseline %s ms, rate %.0f req/s: one round trip, never the retry loop\n",
+		table.Ms(st.P50), table.Ms(st.Baseline), lim.Rate())
+	fmt.Printf("callers: a call took p50 %s ms, p99 %s ms (the refused left out; the limiter's wait, retries and back-off included)\n",
+		table.Ms(table.Quantile(took, 0.5)), table.Ms(table.Quantile(took, 0.99)))
+	fmt.Printf("%d calls: %d succeeded, %d failed (a 500 on all 3 attempts), %d refused (no slot before the call's 1 s deadline), %d other errors\n",
+		calls, succeeded.Total(), failed.Total(), refused.Total(), errored.Total())
 }
