@@ -47,9 +47,9 @@ const (
 // latency) leaves a gap. Each column has one scale for every row, rounded
 // up to a round number just above the data (280 ms gets an axis to 300),
 // with one exception: a p99 never reads above the client timeout (a client
-// that gave up waited exactly that long), so a row that reaches it is drawn to the timeout (dash-dotted orange) and says
-// for how long it sat there, leaving the other rows on a scale that shows
-// them against the SLO.
+// that gave up waited exactly that long), so a row that reaches it is drawn
+// to the timeout (dash-dotted orange) and says for how long it sat there,
+// leaving the other rows on a scale that shows them against the SLO.
 //
 // SVG reads only the scenario's Name, About, Duration, SLO and Timeout, and
 // each cell's Arm and Series (T, Sent, Capacity and P99).
