@@ -99,21 +99,12 @@ func main() {
 	scanners := load.Loop(ctx, 8, func(int) { get(&codes, "/wp-login.php") })
 	monitor := load.Loop(ctx, 1, func(int) { get(&health, "/healthz"); time.Sleep(50 * time.Millisecond) })
 
-	table.New(os.Stdout,
-		table.Value("limit", "requests", func() float64 { return float64(lim.Limit()) }),
-		table.PerSecond("200", "req/s", codes.Of(http.StatusOK)),
-		table.PerSecond("503", "req/s", codes.Of(http.StatusServiceUnavailable)),
-		table.PerSecond("429", "req/s", codes.Of(agilelimiter.RefusalStatus)),
-		table.PerSecond("404", "req/s", codes.Of(http.StatusNotFound)),
-		table.Millis("p99", func() time.Duration { return lim.Stats().P99 }),
-		table.Text("decision", func() string { return lim.Stats().Decision }),
-	).Every(500*time.Millisecond, 6)
+	table.New(os.Stdout, table.Server(lim, &codes, http.StatusOK, http.StatusServiceUnavailable,
+		agilelimiter.RefusalStatus, http.StatusNotFound)...).Every(500*time.Millisecond, 6)
 	stop()
 	clients()
 	scanners()
 	monitor()
-	st := lim.Stats()
 	fmt.Printf("/healthz, skipped by the limiter: %s\n", &health)
-	fmt.Printf("clients and scanners: %d requests: %s; the limiter admitted %d (all but the 429s) and refused %d; in flight at the end: %d\n",
-		codes.Total(), &codes, st.Admitted, st.RejectedOverload, lim.InFlight())
+	table.ServerTotals(os.Stdout, "clients and scanners", &codes, lim)
 }

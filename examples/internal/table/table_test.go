@@ -6,6 +6,8 @@ import (
 	"testing"
 	"testing/synctest"
 	"time"
+
+	agilelimiter "github.com/agilelimiter/agilelimiter/core"
 )
 
 // The header names every column and, under it, its unit; a PerSecond column
@@ -70,5 +72,28 @@ func TestQuantile(t *testing.T) {
 	}
 	if got := Quantile(nil, 0.5); got != 0 {
 		t.Errorf("quantile of nothing %v; want 0", got)
+	}
+}
+
+// A server example's columns: the limit, one rate per status asked for, in
+// that order, the p99 and the decision; and its totals add up.
+func TestServer(t *testing.T) {
+	lim := agilelimiter.NewConcurrency(agilelimiter.ConcurrencyConfig{MaxLimit: 4})
+	var codes Codes
+	var names []string
+	for _, c := range Server(lim, &codes, 200, 429) {
+		names = append(names, c.name)
+	}
+	if got := strings.Join(names, ","); got != "limit,200,429,p99,decision" {
+		t.Errorf("columns %s", got)
+	}
+	codes.Add(200)
+	codes.Add(429)
+	lim.TryTake()
+	lim.Release()
+	var b strings.Builder
+	ServerTotals(&b, "x", &codes, lim)
+	if want := "x: 2 requests: 200×1 429×1; the limiter admitted 1 (all but the 429s) and refused 0; in flight at the end: 0\n"; b.String() != want {
+		t.Errorf("totals %q, want %q", b.String(), want)
 	}
 }
