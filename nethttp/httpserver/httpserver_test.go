@@ -80,6 +80,9 @@ func TestStatsHandler(t *testing.T) {
 		}
 		lim.TryTake() // one request in flight
 		defer lim.Release()
+		// A controller tick may fall on the last request's instant: let it
+		// run before the document and Stats are read, or they may straddle it.
+		synctest.Wait()
 
 		rec := httptest.NewRecorder()
 		httpserver.StatsHandler(lim).ServeHTTP(rec, httptest.NewRequest("GET", "/debug/limiter", nil))
