@@ -143,7 +143,7 @@ func TestColdBurst(t *testing.T) {
 // every floor is the unloaded latency, and the shares are fair.
 func TestSharedQueueIsNotALevelShift(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		dep := &dependency{base: 20 * time.Millisecond, capacity: 300}
+		_, call := dependency(300, 20*time.Millisecond)
 		var (
 			mu      sync.Mutex
 			measure bool
@@ -151,7 +151,7 @@ func TestSharedQueueIsNotALevelShift(t *testing.T) {
 		)
 		timed := func() error {
 			start := time.Now()
-			err := dep.call()
+			err := call()
 			mu.Lock()
 			if measure {
 				lat = append(lat, time.Since(start))

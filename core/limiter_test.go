@@ -10,6 +10,7 @@ import (
 	"time"
 
 	agilelimiter "github.com/agilelimiter/agilelimiter/core"
+	"github.com/agilelimiter/agilelimiter/core/agiletest"
 )
 
 const tick = agilelimiter.DefaultTickInterval
@@ -25,7 +26,7 @@ func sampleEvery(d time.Duration, f func(i int)) {
 }
 
 func classifyRefused(err error) agilelimiter.Outcome {
-	if errors.Is(err, errRefused) {
+	if errors.Is(err, agiletest.ErrRefused) {
 		return agilelimiter.Unreachable
 	}
 	return agilelimiter.Reached
@@ -44,16 +45,15 @@ func TestRefusedPort(t *testing.T) {
 				SLOTarget: 200 * time.Millisecond, Classify: classify,
 			})
 			lim.Start()
-			dep := &dependency{refuse: true}
+			_, call := dependency(0, 0) // capacity 0: down, refuses at once
 			stop := make(chan struct{})
-			wait := workers(32, stop, func() { _ = lim.Do(dep.call) })
+			wait := workers(32, stop, func() { _ = lim.Do(call) })
 			maxRate = lim.Rate()
 			sampleEvery(10*time.Second, func(int) { maxRate = math.Max(maxRate, lim.Rate()) })
 			final = lim.Rate()
 			t.Logf("after 10s: rate %.1f req/s (max %.1f), admitted %d, stats %+v", final, maxRate, lim.Stats().Admitted, lim.Stats())
 			lim.Stop()
 			close(stop)
-			dep.set(func(d *dependency) {})
 			// Let the queued workers drain at whatever rate the bucket has.
 			synctest.Wait()
 			wait()
@@ -93,12 +93,12 @@ func TestUnavailableNeedsAnAnchor(t *testing.T) {
 		if st := lim.Stats(); st.Samples != 0 || lim.Rate() != 100 {
 			t.Fatalf("with no SLO and no sample, Unavailable must be a no-op: samples %d, rate %.1f", st.Samples, lim.Rate())
 		}
-		dep := &dependency{base: 20 * time.Millisecond, capacity: 10000}
+		dep, call := dependency(10000, 20*time.Millisecond)
 		stop := make(chan struct{})
-		wait := workers(16, stop, func() { _ = lim.Do(dep.call) })
+		wait := workers(16, stop, func() { _ = lim.Do(call) })
 		time.Sleep(2 * time.Second)
 		healthy := lim.Rate()
-		dep.set(func(d *dependency) { d.refuse = true })
+		dep.SetCapacity(0)
 		time.Sleep(3 * time.Second)
 		t.Logf("healthy %.1f req/s, refusing: %.2f req/s, baseline %v", healthy, lim.Rate(), lim.Stats().Baseline)
 		if lim.Rate() != 1 {
@@ -121,9 +121,9 @@ func TestColdStart(t *testing.T) {
 		lim := agilelimiter.New(agilelimiter.Config{MaxRate: 500, InitialRate: 10})
 		lim.Start()
 		defer lim.Stop()
-		dep := &dependency{base: 20 * time.Millisecond, capacity: 100000}
+		_, call := dependency(100000, 20*time.Millisecond)
 		stop := make(chan struct{})
-		wait := workers(64, stop, func() { _ = lim.Do(dep.call) })
+		wait := workers(64, stop, func() { _ = lim.Do(call) })
 		start, at := time.Now(), time.Duration(-1)
 		sampleEvery(2*time.Second, func(int) {
 			if at < 0 && lim.Rate() == 500 {
@@ -347,9 +347,9 @@ func TestDoMeasuresRoundTripNotWait(t *testing.T) {
 		lim := agilelimiter.New(agilelimiter.Config{MinRate: 5, MaxRate: 5, InitialRate: 5, TickInterval: time.Second})
 		lim.Start()
 		defer lim.Stop()
-		dep := &dependency{base: 10 * time.Millisecond}
+		_, call := dependency(math.Inf(1), 10*time.Millisecond)
 		stop := make(chan struct{})
-		wait := workers(50, stop, func() { _ = lim.Do(dep.call) })
+		wait := workers(50, stop, func() { _ = lim.Do(call) })
 		time.Sleep(5*time.Second + time.Second/2)
 		st := lim.Stats()
 		t.Logf("p50 %v p99 %v, wait p99 %v, waiting %d", st.P50, st.P99, st.WaitP99, st.Waiting)
@@ -372,9 +372,9 @@ func TestDoMeasuresRoundTripNotWait(t *testing.T) {
 func TestFairShares(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		const capacity = 300.0
-		dep := &dependency{base: 20 * time.Millisecond, capacity: capacity}
+		_, call := dependency(capacity, 20*time.Millisecond)
 		const window = 30 * time.Second
-		rates, _ := sharing(window, func(lim *agilelimiter.Limiter) { _ = lim.Do(dep.call) }, func(bool) {})
+		rates, _ := sharing(window, func(lim *agilelimiter.Limiter) { _ = lim.Do(call) }, func(bool) {})
 		sum := rates[0] + rates[1] + rates[2]
 		j := jain(rates...)
 		t.Logf("rates over the last %v: %.1f %.1f %.1f req/s (sum %.1f, capacity %.0f), Jain %.3f", window, rates[0], rates[1], rates[2], sum, capacity, j)

@@ -1,57 +1,21 @@
 package agilelimiter_test
 
 import (
-	"errors"
+	"context"
+	"math"
 	"sync"
-	"syscall"
 	"time"
 
 	agilelimiter "github.com/agilelimiter/agilelimiter/core"
+	"github.com/agilelimiter/agilelimiter/core/agiletest"
 )
 
-// dependency is a simulated downstream on virtual time: a FIFO single-server
-// queue that serves capacity requests per second, plus a base latency that
-// consumes no capacity. A request's round trip is its wait in the queue, its
-// service time and the base latency, so pushing more than capacity builds a
-// queue and the latency the controller sees rises, as in a real dependency.
-type dependency struct {
-	mu       sync.Mutex
-	capacity float64       // requests per second; 0 means unlimited
-	base     time.Duration // latency that costs no capacity
-	refuse   bool          // refuse every call at once, as a closed port
-	free     time.Time     // when the server is next free
-	served   int
-}
-
-var errRefused = errors.Join(errors.New("dial tcp 127.0.0.1:1: connect: connection refused"), syscall.ECONNREFUSED)
-
-// call blocks for the call's round trip and returns its error.
-func (d *dependency) call() error {
-	d.mu.Lock()
-	if d.refuse {
-		d.mu.Unlock()
-		return errRefused
-	}
-	now := time.Now()
-	rt := d.base
-	if d.capacity > 0 {
-		start := now
-		if d.free.After(now) {
-			start = d.free
-		}
-		d.free = start.Add(time.Duration(float64(time.Second) / d.capacity))
-		rt += d.free.Sub(now)
-	}
-	d.served++
-	d.mu.Unlock()
-	time.Sleep(rt)
-	return nil
-}
-
-func (d *dependency) set(f func(d *dependency)) {
-	d.mu.Lock()
-	f(d)
-	d.mu.Unlock()
+// dependency returns a simulated downstream on virtual time (a FIFO queue
+// serving capacity requests a second, base on top; see agiletest.Queue)
+// and a call to it for Limiter.Do.
+func dependency(capacity float64, base time.Duration) (*agiletest.Queue, func() error) {
+	q := agiletest.NewQueue(capacity, base, 0)
+	return q, func() error { return q.Call(context.Background()) }
 }
 
 // workers runs n closed-loop callers of call until stop is closed, and
@@ -80,12 +44,12 @@ func workers(n int, stop <-chan struct{}, call func()) (wait func()) {
 // ms, during which it calls sample every tick for d. It returns the rate just
 // before the step. It must run inside a synctest bubble.
 func levelShift(lim *agilelimiter.Limiter, d time.Duration, sample func(i int)) (before float64) {
-	dep := &dependency{base: 20 * time.Millisecond}
+	dep, call := dependency(math.Inf(1), 20*time.Millisecond)
 	stop := make(chan struct{})
-	wait := workers(64, stop, func() { _ = lim.Do(dep.call) })
+	wait := workers(64, stop, func() { _ = lim.Do(call) })
 	time.Sleep(10 * time.Second)
 	before = lim.Rate()
-	dep.set(func(d *dependency) { d.base = 50 * time.Millisecond })
+	dep.SetBase(50 * time.Millisecond)
 	sampleEvery(d, sample)
 	close(stop)
 	wait()

@@ -5,6 +5,8 @@ import (
 	"math/rand/v2"
 	"sync"
 	"time"
+
+	"github.com/agilelimiter/agilelimiter/core/agiletest"
 )
 
 // status is how one call ended.
@@ -71,10 +73,10 @@ func (sc *Scenario) draw(rng *rand.Rand) request {
 }
 
 // dependency is the simulated resource of a scenario, fed only by the calls
-// actually sent. FIFO laws keep each server's free-at instant: a request
-// starts at max(send, earliest free) in send order, so when it ends is known
-// when it is sent, and a call is one computation under a mutex and one sleep
-// on the virtual clock. PSKnee is a processor-sharing server (see
+// actually sent. FIFO laws queue on the core's agiletest.FIFO: a request
+// starts at max(send, earliest free server) in send order, so when it ends
+// is known when it is sent, and a call is one computation under a mutex and
+// one sleep on the virtual clock. PSKnee is a processor-sharing server (see
 // sharing.go): when a request leaves depends on every arrival and departure
 // until then, so its caller waits until the server wakes it. The round trip
 // outside capacity is paid after service and uses none.
@@ -86,12 +88,12 @@ type dependency struct {
 	start time.Time
 
 	mu   sync.Mutex
-	free []time.Time // FIFO: when each server is next free
-	ps   sharing     // PSKnee
+	fifo *agiletest.FIFO // FIFO laws
+	ps   sharing         // PSKnee
 }
 
 func newDependency(sc *Scenario) *dependency {
-	d := &dependency{sc: sc, start: time.Now(), free: make([]time.Time, max(sc.Servers, 1))}
+	d := &dependency{sc: sc, start: time.Now(), fifo: agiletest.NewFIFO(sc.Servers)}
 	d.ps.last = d.start
 	return d
 }
@@ -122,21 +124,13 @@ func (d *dependency) call(p *proc, rq request, deadline time.Time) (status, time
 		return st, waited, spent
 	}
 
+	var spent time.Duration
 	d.mu.Lock()
-	i := 0
-	for j := range d.free {
-		if d.free[j].Before(d.free[i]) {
-			i = j
-		}
-	}
-	begin := now
-	if d.free[i].After(begin) {
-		begin = d.free[i]
-	}
-	bt := begin.Sub(d.start)
-	spent := seconds(work * float64(sc.Servers) / (sc.Capacity0 * math.Max(sc.rawFactor(bt), 1e-9)))
-	done := begin.Add(spent)
-	d.free[i] = done
+	_, done := d.fifo.Admit(now, func(begin time.Time) time.Duration {
+		bt := begin.Sub(d.start)
+		spent = seconds(work * float64(sc.Servers) / (sc.Capacity0 * math.Max(sc.rawFactor(bt), 1e-9)))
+		return spent
+	})
 	d.mu.Unlock()
 
 	total := done.Add(net).Sub(now)

@@ -5,6 +5,8 @@ import (
 	"math/rand/v2"
 	"sync"
 	"time"
+
+	"github.com/agilelimiter/agilelimiter/core/agiletest"
 )
 
 // Status is how one simulated call ended, as its client saw it.
@@ -34,10 +36,9 @@ const refuseRTT = 500 * time.Microsecond
 // costs it nothing), and a request whose client timed out is still served in
 // its turn: the queue does not know the client left.
 //
-// Because the queue is FIFO and work-conserving, the instant a request leaves
-// the queue is known when it arrives, so a call is one computation under a
-// mutex and one sleep on the virtual clock; no server goroutine is needed.
-// Capacity is read at the instant service starts.
+// The queue is the core's agiletest.FIFO: the instant a request leaves it is
+// known when it arrives, so a call is one computation under a mutex and one
+// sleep on the virtual clock. Capacity is read at the instant service starts.
 //
 // A Dependency is safe for concurrent use. Use it inside a synctest bubble:
 // it reads time.Now and sleeps.
@@ -45,16 +46,16 @@ type Dependency struct {
 	sc    *Scenario
 	start time.Time
 
-	mu        sync.Mutex
-	rng       *rand.Rand
-	busyUntil time.Time
-	busy      time.Duration // server time spent, all requests
-	wasted    time.Duration // server time spent on requests whose client had left
+	mu     sync.Mutex
+	rng    *rand.Rand
+	fifo   *agiletest.FIFO
+	busy   time.Duration // server time spent, all requests
+	wasted time.Duration // server time spent on requests whose client had left
 }
 
 // NewDependency returns the dependency of sc, with its clock starting now.
 func NewDependency(sc *Scenario) *Dependency {
-	return &Dependency{sc: sc, start: time.Now(), rng: rand.New(rand.NewPCG(sc.Seed, 0x5eed))}
+	return &Dependency{sc: sc, start: time.Now(), rng: rand.New(rand.NewPCG(sc.Seed, 0x5eed)), fifo: agiletest.NewFIFO(1)}
 }
 
 // jitter returns v scaled by a uniform factor in [1−j, 1+j].
@@ -96,14 +97,13 @@ func (d *Dependency) Call() (Status, time.Duration) {
 	// whole round trip outside the server is paid on the way back, where it
 	// uses no capacity. (Splitting it around the queue would let one slow path
 	// hold up requests sent after it in a FIFO computed in send order.)
-	begin := now
-	if d.busyUntil.After(begin) {
-		begin = d.busyUntil
-	}
-	capacity := sc.Capacity(begin.Sub(d.start))
-	service := time.Duration(d.jitter(float64(time.Second) / math.Max(capacity, 1e-3)))
-	d.busyUntil = begin.Add(service)
-	total := d.busyUntil.Add(base).Sub(now)
+	var service time.Duration
+	_, end := d.fifo.Admit(now, func(begin time.Time) time.Duration {
+		capacity := sc.Capacity(begin.Sub(d.start))
+		service = time.Duration(d.jitter(float64(time.Second) / math.Max(capacity, 1e-3)))
+		return service
+	})
+	total := end.Add(base).Sub(now)
 	d.busy += service
 	late := sc.Timeout > 0 && total > sc.Timeout
 	if late {

@@ -1,6 +1,6 @@
 // Command demo shows agilelimiter at work on loopback, with nothing to set up.
 //
-// Outbound: a simulated dependency (sim.Queue, served over HTTP on 127.0.0.1)
+// Outbound: a simulated dependency (agiletest.Queue, served over HTTP on 127.0.0.1)
 // whose capacity changes during the run, called by more traffic than it can
 // take through an http.Client whose transport an agilelimiter.Limiter wraps.
 // A live row every second shows what the limiter lets out following the

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	agilelimiter "github.com/agilelimiter/agilelimiter/core"
+	"github.com/agilelimiter/agilelimiter/core/agiletest"
 	"github.com/agilelimiter/agilelimiter/examples/internal/load"
 	"github.com/agilelimiter/agilelimiter/examples/internal/sim"
 	"github.com/agilelimiter/agilelimiter/examples/internal/table"
@@ -93,7 +94,7 @@ func (t timing) RoundTrip(r *http.Request) (*http.Response, error) {
 // runOutbound drives the scenario for length against a fresh dependency and
 // returns what it measured. It prints a live row every second.
 func runOutbound(sc scenario, length time.Duration, demand float64, w io.Writer) *outboundRun {
-	dep := sim.NewQueue(sc.phases[0].capacity, idleLatency, maxQueue)
+	dep := agiletest.NewQueue(sc.phases[0].capacity, idleLatency, maxQueue)
 	url, closeDep := sim.Serve(dep)
 	defer closeDep()
 

@@ -1,7 +1,7 @@
 // Command httpclient shows httpclient.Wrap pacing calls to a dependency on
 // loopback.
 //
-// The dependency (sim.Queue) serves 800 requests a second from a FIFO queue,
+// The dependency (agiletest.Queue) serves 800 requests a second from a FIFO queue,
 // 10 ms of network on top; a request that would queue more than 40 ms gets a
 // 503 with Retry-After. From 1.25 s to 2.25 s it is down and answers every
 // call with an instant 503. Twenty-four callers send as fast as the limiter
@@ -26,6 +26,7 @@ import (
 	"time"
 
 	agilelimiter "github.com/agilelimiter/agilelimiter/core"
+	"github.com/agilelimiter/agilelimiter/core/agiletest"
 	"github.com/agilelimiter/agilelimiter/examples/internal/load"
 	"github.com/agilelimiter/agilelimiter/examples/internal/sim"
 	"github.com/agilelimiter/agilelimiter/examples/internal/table"
@@ -33,7 +34,7 @@ import (
 )
 
 func main() {
-	dep := sim.NewQueue(800, 10*time.Millisecond, 40*time.Millisecond)
+	dep := agiletest.NewQueue(800, 10*time.Millisecond, 40*time.Millisecond)
 	time.AfterFunc(1250*time.Millisecond, func() { dep.SetCapacity(0) })
 	time.AfterFunc(2250*time.Millisecond, func() { dep.SetCapacity(800) })
 	url, closeDep := sim.Serve(dep)

@@ -22,12 +22,12 @@ import (
 	"time"
 
 	agilelimiter "github.com/agilelimiter/agilelimiter/core"
-	"github.com/agilelimiter/agilelimiter/examples/internal/sim"
+	"github.com/agilelimiter/agilelimiter/core/agiletest"
 	"github.com/agilelimiter/agilelimiter/examples/internal/table"
 )
 
 func main() {
-	broker := sim.NewQueue(1000, 10*time.Millisecond, 0) // acknowledges 10 ms after a send
+	broker := agiletest.NewQueue(1000, 10*time.Millisecond, 0) // acknowledges 10 ms after a send
 	time.AfterFunc(1100*time.Millisecond, func() { broker.SetCapacity(0) })
 	time.AfterFunc(2100*time.Millisecond, func() { broker.SetCapacity(1000) })
 	lim := agilelimiter.New(agilelimiter.Config{

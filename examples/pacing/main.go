@@ -1,7 +1,7 @@
 // Command pacing shows the outbound Limiter pacing calls with Do.
 //
 // A dependency in this process serves 200 calls a second from a FIFO queue
-// (sim.Queue): call it faster and the queue, and its latency, grow.
+// (agiletest.Queue): call it faster and the queue, and its latency, grow.
 // Thirty-two workers call it as fast as they can through lim.Do (and the
 // generic agilelimiter.Do for a call that returns a value). The limiter
 // starts at MaxRate/8, doubles while the dependency stays fast, backs off
@@ -19,13 +19,13 @@ import (
 	"time"
 
 	agilelimiter "github.com/agilelimiter/agilelimiter/core"
+	"github.com/agilelimiter/agilelimiter/core/agiletest"
 	"github.com/agilelimiter/agilelimiter/examples/internal/load"
-	"github.com/agilelimiter/agilelimiter/examples/internal/sim"
 	"github.com/agilelimiter/agilelimiter/examples/internal/table"
 )
 
 func main() {
-	dep := sim.NewQueue(200, 5*time.Millisecond, 0) // 200 calls/s, 5 ms of network
+	dep := agiletest.NewQueue(200, 5*time.Millisecond, 0) // 200 calls/s, 5 ms of network
 	lim := agilelimiter.New(agilelimiter.Config{
 		MaxRate:   1000,                  // the ceiling promised to the dependency
 		SLOTarget: 50 * time.Millisecond, // optional p99 guard
