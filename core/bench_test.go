@@ -1,6 +1,9 @@
 package agilelimiter_test
 
 import (
+	"io"
+	"log/slog"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -120,4 +123,47 @@ func BenchmarkOutbound(b *testing.B) {
 			}
 		})
 	})
+}
+
+// BenchmarkObserved prices Config.OnTick and Config.Logger on the hot path:
+// each pair runs a started limiter (its controller ticking every
+// millisecond) without and with a hook and a logger. The hook and the
+// logger run once a tick on the controller's goroutine, never on a caller's,
+// so the two of a pair should read the same ns/op and 0 allocs.
+func BenchmarkObserved(b *testing.B) {
+	logger := slog.New(slog.NewJSONHandler(io.Discard, &slog.HandlerOptions{Level: slog.LevelDebug}))
+	var ticks atomic.Int64
+	hook := func(agilelimiter.Stats) { ticks.Add(1) }
+	for _, observed := range []bool{false, true} {
+		name := "bare"
+		var onTick func(agilelimiter.Stats)
+		var log *slog.Logger
+		if observed {
+			name, onTick, log = "hook+logger", hook, logger
+		}
+		b.Run("inbound/"+name, func(b *testing.B) {
+			lim := agilelimiter.NewConcurrency(agilelimiter.ConcurrencyConfig{MaxLimit: 1 << 20, InitialLimit: 1 << 20,
+				MinLimit: 1 << 20, TickInterval: time.Millisecond, OnTick: onTick, Logger: log})
+			lim.Start()
+			defer lim.Stop()
+			b.ReportAllocs()
+			b.RunParallel(func(pb *testing.PB) {
+				for pb.Next() {
+					_ = lim.Do(noop)
+				}
+			})
+		})
+		b.Run("outbound/"+name, func(b *testing.B) {
+			lim := agilelimiter.New(agilelimiter.Config{MaxRate: 1e12, InitialRate: 1e12, MinRate: 1e12,
+				TickInterval: time.Millisecond, OnTick: onTick, Logger: log})
+			lim.Start()
+			defer lim.Stop()
+			b.ReportAllocs()
+			b.RunParallel(func(pb *testing.PB) {
+				for pb.Next() {
+					_ = lim.Do(noop)
+				}
+			})
+		})
+	}
 }

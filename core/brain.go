@@ -22,13 +22,16 @@ type brain struct {
 	// them in what got through.
 	aborted atomic.Uint64
 
-	mu      sync.Mutex
-	ctl     *controller
-	snap    snapshot
-	last    time.Time
-	ticks   uint64
-	stop    chan struct{}
-	stopped chan struct{}
+	mu        sync.Mutex
+	ctl       *controller
+	snap      snapshot
+	last      time.Time
+	ticks     uint64
+	decisions DecisionCounts
+	delivered float64 // calls back per second in the last tick
+	stop      chan struct{}
+	stopped   chan struct{}
+	report    reporter // under the tick loop only: Logger's state
 }
 
 // tick is one tick's evidence, as the brain hands it to the controller.
@@ -53,11 +56,14 @@ type actuator interface {
 	load(limit float64, dt time.Duration) (saturated bool, admitted float64)
 	// apply pushes the new limit to the actuator.
 	apply(limit float64)
+	// live fills the actuator's live counters and gauges into st.
+	live(st *Stats)
 }
 
 func (b *brain) init(s settings) {
 	b.s = s
 	b.ctl = newController(s)
+	b.report.init(s)
 }
 
 // observe records one round trip.
@@ -138,10 +144,11 @@ func (b *brain) run(a actuator, stop <-chan struct{}, stopped chan<- struct{}) {
 	}
 }
 
-// tick runs the controller once and pushes its limit to a.
+// tick runs the controller once and pushes its limit to a. With OnTick or
+// Logger set it then builds the tick's Stats and hands them over, outside
+// the lock, so a hook may call back into the limiter.
 func (b *brain) tick(a actuator, now time.Time) {
 	b.mu.Lock()
-	defer b.mu.Unlock()
 	dt := now.Sub(b.last)
 	b.last = now
 	b.hist.drain(&b.snap)
@@ -163,13 +170,39 @@ func (b *brain) tick(a actuator, now time.Time) {
 	b.ctl.step(in)
 	a.apply(b.ctl.pace(in))
 	b.ticks++
+	b.decisions.n[b.ctl.view.decision]++
+	if dt > 0 {
+		b.delivered = in.completions / dt.Seconds()
+	}
+	watched := b.s.onTick != nil || b.s.logger != nil
+	var st Stats
+	if watched {
+		b.viewLocked(&st)
+	}
+	b.mu.Unlock()
+	if !watched {
+		return
+	}
+	a.live(&st)
+	if b.s.onTick != nil {
+		b.s.onTick(st)
+	}
+	if b.s.logger != nil {
+		b.report.tick(&st, now)
+	}
 }
 
 // view fills the controller's part of st. The caller fills the rest.
 func (b *brain) view(st *Stats) {
 	b.mu.Lock()
+	b.viewLocked(st)
+	b.mu.Unlock()
+}
+
+func (b *brain) viewLocked(st *Stats) {
 	b.ctl.fill(st)
 	st.Limit = b.ctl.limit
 	st.Ticks = b.ticks
-	b.mu.Unlock()
+	st.Decisions = b.decisions
+	st.Delivered = b.delivered
 }

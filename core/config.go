@@ -3,6 +3,7 @@ package agilelimiter
 import (
 	"errors"
 	"fmt"
+	"log/slog"
 	"math"
 	"time"
 )
@@ -119,6 +120,25 @@ type Config struct {
 	// DefaultRateTickInterval (20ms; see there why). A non-zero value must
 	// be at least MinTickInterval.
 	TickInterval time.Duration
+
+	// OnTick, if set, is called once per controller tick, after the limit
+	// has moved, with that tick's Stats: Decision says what the tick did and
+	// why, Decisions counts every tick's reason since New. It runs on the
+	// controller's goroutine, outside the limiter's locks, so it may call
+	// Stats or anything else on the limiter; it must return quickly, since
+	// the next tick waits for it (no caller ever does). Nil, the default,
+	// costs one comparison a tick: a limiter reports nothing unless asked.
+	OnTick func(Stats)
+	// Logger, if set, logs what the controller does: a change of the limit
+	// at Info (old → new, the reason, the evidence: p50, p99, floor, answers
+	// per second, waiting or in flight), at most once a second and only
+	// when the limit moved by at least a tenth, so an oscillation cannot
+	// flood a log; and at Warn a controller blind for 5 s (no answers while
+	// calls are admitted: the limit is frozen) or a limit at its floor for
+	// 30 s, repeated at most once a minute while it lasts, with an Info line
+	// when it ends. Nil, the default, logs nothing: a library is silent
+	// unless asked.
+	Logger *slog.Logger
 }
 
 // ConcurrencyConfig configures an inbound [ConcurrencyLimiter]. Only MaxLimit is
@@ -152,6 +172,13 @@ type ConcurrencyConfig struct {
 	// ConcurrencyLimiter ticks slower than a Limiter). A non-zero value must
 	// be at least MinTickInterval.
 	TickInterval time.Duration
+
+	// OnTick is called once per controller tick with that tick's Stats;
+	// see [Config.OnTick].
+	OnTick func(Stats)
+	// Logger logs the limit's changes and the controller's blind or stuck
+	// states; see [Config.Logger].
+	Logger *slog.Logger
 }
 
 // settings is a validated configuration with every default filled in, shared by
@@ -164,6 +191,9 @@ type settings struct {
 	classify          func(error) Outcome
 
 	tick time.Duration
+
+	onTick func(Stats)
+	logger *slog.Logger
 }
 
 // Validate reports the first problem with c, naming the field, or nil. It is
@@ -210,7 +240,8 @@ func (c Config) settings() (settings, error) {
 		}
 	}
 	s := settings{rate: true, min: c.MinRate, max: c.MaxRate, initial: c.InitialRate,
-		slo: c.SLOTarget, anchor: c.Anchor, classify: c.Classify, tick: c.TickInterval}
+		slo: c.SLOTarget, anchor: c.Anchor, classify: c.Classify, tick: c.TickInterval,
+		onTick: c.OnTick, logger: c.Logger}
 	if s.min == 0 {
 		s.min = math.Min(1, s.max)
 	}
@@ -236,7 +267,8 @@ func (c ConcurrencyConfig) settings() (settings, error) {
 		return settings{}, fieldErr(p+"InitialLimit", "must be in [MinLimit, MaxLimit]", c.InitialLimit)
 	}
 	s := settings{min: float64(max(c.MinLimit, 1)), max: float64(c.MaxLimit), initial: float64(c.InitialLimit),
-		slo: c.SLOTarget, anchor: c.Anchor, classify: c.Classify, tick: c.TickInterval}
+		slo: c.SLOTarget, anchor: c.Anchor, classify: c.Classify, tick: c.TickInterval,
+		onTick: c.OnTick, logger: c.Logger}
 	if s.initial == 0 {
 		s.initial = math.Max(initialLimit(s.max), s.min)
 	}

@@ -3,6 +3,8 @@ package agilelimiter_test
 import (
 	"errors"
 	"fmt"
+	"log/slog"
+	"os"
 	"syscall"
 	"time"
 
@@ -92,4 +94,27 @@ func ExampleConcurrencyLimiter_Do() {
 	// Output:
 	// true
 	// <nil>
+}
+
+// OnTick hands each tick's Stats to a metrics exporter or a test; Logger
+// writes the limit's changes and any blind or stuck state to a log. Both run
+// on the controller's goroutine, once a tick, never on a caller's.
+func ExampleConfig_onTick() {
+	ticks := make(chan agilelimiter.Stats, 1)
+	lim := agilelimiter.NewConcurrency(agilelimiter.ConcurrencyConfig{
+		MaxLimit: 100,
+		OnTick: func(st agilelimiter.Stats) {
+			select {
+			case ticks <- st: // never block the controller
+			default:
+			}
+		},
+		Logger: slog.New(slog.NewTextHandler(os.Stderr, nil)).With("limiter", "api"),
+	})
+	lim.Start()
+	defer lim.Stop()
+
+	st := <-ticks // nothing answered yet
+	fmt.Printf("tick %d: %s, limit %.0f, %d blind tick(s)\n", st.Ticks, st.Decision, st.Limit, st.Decisions.Get("blind"))
+	// Output: tick 1: blind, limit 50, 1 blind tick(s)
 }

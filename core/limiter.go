@@ -159,12 +159,18 @@ func (l *Limiter) Rate() float64 { return math.Float64frombits(l.rate.Load()) }
 func (l *Limiter) Stats() Stats {
 	var st Stats
 	l.brain.view(&st)
+	l.live(&st)
+	return st
+}
+
+// live implements actuator.
+func (l *Limiter) live(st *Stats) {
+	st.Rate = l.Rate()
 	st.Admitted = l.admitted.Load()
 	st.RejectedDeadline = l.rejDeadline.Load()
 	st.Canceled = l.canceled.Load()
 	st.Waiting = int(l.b.queued.Load())
 	st.WaitP99 = time.Duration(l.waitP99.Load())
-	return st
 }
 
 // load implements actuator: demand reached the rate when the bucket granted

@@ -127,12 +127,17 @@ func (l *ConcurrencyLimiter) InFlight() int { return int(l.inflight.Load()) }
 func (l *ConcurrencyLimiter) Stats() Stats {
 	var st Stats
 	l.brain.view(&st)
+	l.live(&st)
+	return st
+}
+
+// live implements actuator: the limit is the semaphore's, in whole slots.
+func (l *ConcurrencyLimiter) live(st *Stats) {
 	st.Limit = float64(l.limit.Load())
 	st.Admitted = l.admitted.Load()
 	st.RejectedOverload = l.rejected.Load()
 	st.InFlight = int(l.inflight.Load())
 	st.PeakInFlight = int(l.peakLast.Load())
-	return st
 }
 
 // load implements actuator: demand reached the limit when the peak in flight

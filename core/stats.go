@@ -41,8 +41,19 @@ type Stats struct {
 	// "regain" (doubling back after SLO cuts), "window" (TCP Vegas' step) or
 	// "unmoved" (a narrower window left the wait: held).
 	Decision string
-	// Ticks counts controller ticks since Start.
+	// Ticks counts controller ticks since New.
 	Ticks uint64
+	// Decisions counts the ticks since New by the Decision each ended in:
+	// how often the controller cut, probed, held or was blind, for a
+	// counter by reason.
+	Decisions DecisionCounts
+	// Rate is the pace a Limiter lets calls out at now, in requests per
+	// second (see [Limiter.Rate]); 0 for a ConcurrencyLimiter.
+	Rate float64
+	// Delivered is how many calls came back per second during the last
+	// tick: answers, Unavailable calls and Aborted ones alike. Against
+	// Samples it shows a controller that sees traffic but no evidence.
+	Delivered float64
 
 	// Admitted counts slots granted since New.
 	Admitted uint64
@@ -66,4 +77,31 @@ type Stats struct {
 	// PeakInFlight is the most requests in flight at once during the last tick
 	// (inbound).
 	PeakInFlight int
+}
+
+// DecisionCounts counts ticks by the reason each ended in, one counter per
+// value Stats.Decision can hold. It is a fixed array, not a map, so a Stats
+// copied every tick allocates nothing.
+type DecisionCounts struct {
+	n [len(decisionNames)]uint64
+}
+
+// Get returns the ticks counted for decision (a Stats.Decision value), 0 for
+// a name that is none.
+func (c *DecisionCounts) Get(decision string) uint64 {
+	for i, name := range decisionNames {
+		if name == decision {
+			return c.n[i]
+		}
+	}
+	return 0
+}
+
+// Each calls f for every decision, in a fixed order, with its count, zeros
+// included: a counter by reason is then exported with every label from the
+// start.
+func (c *DecisionCounts) Each(f func(decision string, ticks uint64)) {
+	for i, name := range decisionNames {
+		f(name, c.n[i])
+	}
 }
