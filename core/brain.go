@@ -29,6 +29,7 @@ type brain struct {
 	ticks     uint64
 	decisions DecisionCounts
 	delivered float64 // calls back per second in the last tick
+	measured  uint64  // samples and Unavailable calls since New
 	stop      chan struct{}
 	stopped   chan struct{}
 	report    reporter // under the tick loop only: Logger's state
@@ -171,6 +172,7 @@ func (b *brain) tick(a actuator, now time.Time) {
 	a.apply(b.ctl.pace(in))
 	b.ticks++
 	b.decisions.n[b.ctl.view.decision]++
+	b.measured += b.snap.n + in.unreachable
 	if dt > 0 {
 		b.delivered = in.completions / dt.Seconds()
 	}
@@ -205,4 +207,5 @@ func (b *brain) viewLocked(st *Stats) {
 	st.Ticks = b.ticks
 	st.Decisions = b.decisions
 	st.Delivered = b.delivered
+	st.Measured = b.measured
 }

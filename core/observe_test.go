@@ -68,6 +68,11 @@ func TestOnTick(t *testing.T) {
 			if !rate || !delivered {
 				t.Errorf("Rate seen %v, Delivered past 200/s seen %v; want both", rate, delivered)
 			}
+			// Every answer is measured here (no Aborted ones): Measured is what
+			// came back, within the calls still out at the end.
+			if st := lim.Stats(); st.Measured == 0 || st.Measured > st.Admitted || st.Admitted-st.Measured > 32 {
+				t.Errorf("measured %d of %d admitted; want all but the 32 workers' last calls", st.Measured, st.Admitted)
+			}
 		})
 	})
 	t.Run("ConcurrencyLimiter", func(t *testing.T) {
@@ -213,6 +218,9 @@ func TestLoggerBlind(t *testing.T) {
 			if got := warns[i].Time.Sub(start); warns[i].Level != slog.LevelWarn || got < want || got > want+time.Second {
 				t.Errorf("Warn %d at %v (%v); want Warn at %v", i, got, warns[i].Level, want)
 			}
+		}
+		if st := lim.Stats(); st.Measured < 50 || st.Measured > 110 || st.Admitted < 700 {
+			t.Errorf("measured %d of %d admitted; want only the last 10 s answered", st.Measured, st.Admitted)
 		}
 		back := h.with("answers measured again")
 		if len(back) != 1 || back[0].Time.Sub(start) < 70*time.Second {

@@ -54,6 +54,11 @@ type Stats struct {
 	// tick: answers, Unavailable calls and Aborted ones alike. Against
 	// Samples it shows a controller that sees traffic but no evidence.
 	Delivered float64
+	// Measured counts the answers the controller has read since New:
+	// samples and Unavailable calls, the evidence (Aborted ones carry none).
+	// Admitted growing while Measured does not is a blind controller, at
+	// any rate: the alert a per-tick Samples cannot give at a call a second.
+	Measured uint64
 
 	// Admitted counts slots granted since New.
 	Admitted uint64
