@@ -208,4 +208,5 @@ func (b *brain) viewLocked(st *Stats) {
 	st.Decisions = b.decisions
 	st.Delivered = b.delivered
 	st.Measured = b.measured
+	st.Min, st.Max = b.s.min, b.s.max
 }

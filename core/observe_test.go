@@ -92,6 +92,9 @@ func TestOnTick(t *testing.T) {
 			close(stop)
 			wait()
 			check(t, seen, lim.Stats())
+			if st := lim.Stats(); st.Min != 1 || st.Max != 100 {
+				t.Errorf("Stats Min %v Max %v; want the defaulted 1 and the configured 100", st.Min, st.Max)
+			}
 			for _, st := range seen {
 				if st.Limit != math.Floor(st.Limit) || st.Rate != 0 {
 					t.Fatalf("tick %d: limit %v, rate %v; want whole slots and no rate", st.Ticks, st.Limit, st.Rate)
@@ -248,6 +251,9 @@ func TestLoggerFloor(t *testing.T) {
 			lim.Observe(time.Since(start))
 		})
 		time.Sleep(2 * time.Second)
+		if st := lim.Stats(); st.Min != 2 || st.Max != 100 {
+			t.Fatalf("Stats Min %v Max %v; want the configured 2 and 100", st.Min, st.Max)
+		}
 		if r := lim.Stats().Limit; r != 2 {
 			t.Fatalf("limit %v after 2 s of refusals; want the floor, 2", r)
 		}

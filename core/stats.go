@@ -14,6 +14,11 @@ type Stats struct {
 	// Limit is the current limit: req/s for a Limiter, requests in flight for
 	// a ConcurrencyLimiter.
 	Limit float64
+	// Min and Max are the bounds Limit moves in, from the configuration with
+	// its defaults filled in (MinRate and MaxRate, or MinLimit and
+	// MaxLimit): a limit at Min for long is a dependency down or a
+	// controller stuck, one at Max a ceiling that binds.
+	Min, Max float64
 	// Baseline is the floor: the unloaded latency (the median of the fastest
 	// epoch of 64 answers as a slot sees it, re-measured every 5 s by a floor
 	// probe). A queue is read as the wait above it.
