@@ -3,13 +3,14 @@ package agilelimiter
 import "time"
 
 // Stats is a limiter's state for dashboards and alerts. The controller's view
-// (Limit, Baseline, High, P50, P99, Samples, Unreachable, Decision, WaitP99,
-// PeakInFlight) is as of the last tick; the counters and gauges
-// (Admitted, Rejected*, Canceled, Waiting, InFlight) are live.
+// (Limit, Baseline, High, P50, P99, Samples, Unreachable, Decision,
+// Decisions, Ticks, Measured, Delivered, WaitP99, PeakInFlight) is as of the
+// last tick; the counters and gauges (Admitted, Rejected*, Canceled, Waiting,
+// InFlight, Rate) are live.
 //
 // The four numbers that make a limiter operable are Admitted, the rejections,
-// Waiting (or InFlight) and WaitP99. Alert on Samples == 0 while traffic flows:
-// the controller is blind and the limit is frozen where it was.
+// Waiting (or InFlight) and WaitP99. Alert on Admitted growing while Measured
+// does not: the controller is blind and the limit is frozen where it was.
 type Stats struct {
 	// Limit is the current limit: req/s for a Limiter, requests in flight for
 	// a ConcurrencyLimiter.
