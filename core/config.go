@@ -1,6 +1,7 @@
 package agilelimiter
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -77,6 +78,19 @@ const (
 	MinTickInterval = time.Millisecond
 )
 
+// Gate is an admission a [Limiter] asks for before its own bucket (see
+// Config.Gate): a ceiling shared by every instance of a service.
+type Gate interface {
+	// Acquire blocks until one call may go by the gate's reckoning and
+	// returns nil; or returns ctx.Err() once ctx ends; or returns an error
+	// wrapping [ErrDeadline] at once when the call's turn would come after
+	// cutoff (the caller's deadline less the round trip it needs; zero
+	// when the caller has no deadline). It never blocks past ctx's
+	// deadline and returns no other error: a gate that cannot reach what
+	// it shares falls back to a local ceiling on its own.
+	Acquire(ctx context.Context, cutoff time.Time) error
+}
+
 // Config configures an outbound [Limiter]. Only MaxRate is required; every other
 // zero field means the documented default. Use [Config.Validate] to check a
 // configuration read from a file; [New] panics on the same errors.
@@ -120,6 +134,13 @@ type Config struct {
 	// DefaultRateTickInterval (20ms; see there why). A non-zero value must
 	// be at least MinTickInterval.
 	TickInterval time.Duration
+
+	// Gate, if set, is a second admission every call asks for before the
+	// limiter's own bucket: a ceiling shared with other processes, such as
+	// the global quota of github.com/agilelimiter/agilelimiter/redis. The
+	// rate calls go out at is then the lower of the adaptive rate and what
+	// the gate grants. Nil, the default, costs one comparison a call.
+	Gate Gate
 
 	// OnTick, if set, is called once per controller tick, after the limit
 	// has moved, with that tick's Stats: Decision says what the tick did and
@@ -194,6 +215,7 @@ type settings struct {
 
 	onTick func(Stats)
 	logger *slog.Logger
+	gate   Gate
 }
 
 // Validate reports the first problem with c, naming the field, or nil. It is
@@ -241,7 +263,7 @@ func (c Config) settings() (settings, error) {
 	}
 	s := settings{rate: true, min: c.MinRate, max: c.MaxRate, initial: c.InitialRate,
 		slo: c.SLOTarget, anchor: c.Anchor, classify: c.Classify, tick: c.TickInterval,
-		onTick: c.OnTick, logger: c.Logger}
+		onTick: c.OnTick, logger: c.Logger, gate: c.Gate}
 	if s.min == 0 {
 		s.min = math.Min(1, s.max)
 	}
