@@ -40,6 +40,7 @@ type tick struct {
 	hist        *snapshot // real samples
 	unreachable uint64    // Unavailable calls
 	saturated   bool      // demand reached the limit during the tick
+	paused      bool      // the resource asked for a pause that is in force
 	delivered   float64   // calls reported back per second, for a rate limit; 0 if unknown
 	admitted    float64   // slots granted per second, for a rate limit; 0 if unknown
 	dt          time.Duration
@@ -59,6 +60,9 @@ type actuator interface {
 	apply(limit float64)
 	// live fills the actuator's live counters and gauges into st.
 	live(st *Stats)
+	// paused reports whether a pause the resource asked for is in force at
+	// now (see Limiter.PauseUntil).
+	paused(now time.Time) bool
 }
 
 func (b *brain) init(s settings) {
@@ -157,6 +161,7 @@ func (b *brain) tick(a actuator, now time.Time) {
 	aborted := b.aborted.Swap(0)
 	in.completions = float64(b.snap.n + in.unreachable + aborted)
 	in.saturated, in.admitted = a.load(b.ctl.limit, dt)
+	in.paused = a.paused(now)
 	// A rate limit compares what it sends with what comes back only while
 	// most answers are samples. When most carry none (cache hits, cheap 4xx
 	// routed as Aborted), the samples describe a minority of the calls paced:

@@ -23,6 +23,7 @@ type bucket struct {
 	interval    time.Duration // current spacing between slots
 	minInterval time.Duration // 1/MaxRate rounded up: the ceiling, enforced here too
 	last        time.Time     // planned time of the last slot granted
+	pause       time.Time     // no slot before it (PauseUntil); zero: none
 	head, tail  *waiter
 	queued      atomic.Int64
 	pool        sync.Pool // *waiter; per bucket, so timers never cross synctest bubbles
@@ -76,6 +77,41 @@ func (b *bucket) setRate(rate float64) {
 	b.mu.Unlock()
 }
 
+// next is the earliest instant the next slot may be granted: one interval
+// after the last, and not before the end of a pause. The caller holds mu.
+func (b *bucket) next() time.Time {
+	slot := b.last.Add(b.interval)
+	if b.pause.After(slot) {
+		return b.pause
+	}
+	return slot
+}
+
+// pauseUntil grants no slot before t; a t earlier than a pause already in
+// force changes nothing. Every waiter is woken: the head re-arms its timer
+// for the pause's end, and a waiter whose deadline comes first leaves at
+// once.
+func (b *bucket) pauseUntil(t time.Time) {
+	b.mu.Lock()
+	if t.After(b.pause) {
+		b.pause = t
+		for w := b.head; w != nil; w = w.next {
+			notify(w.wake)
+		}
+	}
+	b.mu.Unlock()
+}
+
+// pausedUntil returns the end of the pause in force at now, or zero.
+func (b *bucket) pausedUntil(now time.Time) time.Time {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.pause.After(now) {
+		return b.pause
+	}
+	return time.Time{}
+}
+
 func notify(c chan struct{}) {
 	select {
 	case c <- struct{}{}:
@@ -103,7 +139,7 @@ func (b *bucket) take(ctx context.Context, reserve time.Duration) (time.Time, ti
 	start := time.Now()
 	now := start
 	if b.head == nil {
-		if slot := b.last.Add(b.interval); !slot.After(now) {
+		if slot := b.next(); !slot.After(now) {
 			b.last = now
 			b.mu.Unlock()
 			return now, 0, nil
@@ -113,7 +149,7 @@ func (b *bucket) take(ctx context.Context, reserve time.Duration) (time.Time, ti
 	dl = dl.Add(-reserve)
 	if hasDeadline {
 		// The earliest this caller could go, at the current rate.
-		est := b.last.Add(mulSat(b.interval, b.queued.Load()+1))
+		est := b.next().Add(mulSat(b.interval, b.queued.Load()))
 		if est.After(dl) {
 			b.mu.Unlock()
 			return time.Time{}, 0, ErrDeadline
@@ -125,6 +161,15 @@ func (b *bucket) take(ctx context.Context, reserve time.Duration) (time.Time, ti
 
 	for {
 		b.mu.Lock()
+		if hasDeadline && b.pause.After(dl) {
+			// A pause that outlasts this caller's deadline: it leaves now
+			// rather than when its context ends, as a caller arriving
+			// during the pause would.
+			b.pop(w)
+			b.mu.Unlock()
+			b.putWaiter(w)
+			return time.Time{}, 0, ErrDeadline
+		}
 		if b.head != w {
 			b.mu.Unlock()
 			select {
@@ -135,7 +180,7 @@ func (b *bucket) take(ctx context.Context, reserve time.Duration) (time.Time, ti
 			}
 		}
 		now := time.Now()
-		slot := b.last.Add(b.interval)
+		slot := b.next()
 		if !slot.After(now) && hasDeadline && now.After(dl) {
 			b.pop(w)
 			b.mu.Unlock()

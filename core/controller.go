@@ -27,6 +27,7 @@ import (
 //	                                         held once a third narrower left 0.9 of the wait (unmoved)
 //	in startup, demand did not fill it     → Vegas on what was in flight, down only (a floor probe first)
 //	each 5 s of the clock, window full     → ½–⅔ of it, 200 ms or 4 answers: the floor, up (Vegas' cuts back) or down
+//	a pause the resource asked for         → nothing read; after it, a window of one call, startup (TCP after a timeout)
 //
 // At equilibrium a sixth of the latency is queue, and one call.
 type controller struct {
@@ -93,6 +94,8 @@ type controller struct {
 	// refusing says the last round was refused: the pace keeps to the
 	// rate the backoff left.
 	refusing bool
+	// paused says the last tick fell in a pause the resource asked for.
+	paused bool
 
 	epoch epoch
 	round round
@@ -141,10 +144,11 @@ const (
 	decRegain                     // SLO cuts ended, no queue: the window doubles back toward half what they found
 	decWindow                     // Vegas: the window × gain, less the share of the latency that is queue
 	decUnmoved                    // Vegas narrowed the window and the wait stayed: the window holds
+	decPaused                     // the resource asked for a pause: nothing is read, the window restarts after it
 )
 
 var decisionNames = [...]string{
-	"blind", "gather", "settle", "refused", "slo", "tail", "floor-probe", "floor", "idle", "queue", "startup", "regain", "window", "unmoved",
+	"blind", "gather", "settle", "refused", "slo", "tail", "floor-probe", "floor", "idle", "queue", "startup", "regain", "window", "unmoved", "paused",
 }
 
 func (d decision) String() string { return decisionNames[d] }
@@ -374,6 +378,17 @@ func (c *controller) pace(in tick) float64 {
 // decide closes the round when it holds enough evidence and applies the law.
 func (c *controller) decide(in tick) decision {
 	r := &c.round
+	if in.paused {
+		// Nothing goes out: no answers are not blindness, and callers
+		// queued are not demand the resource can take.
+		c.paused, c.settling = true, false
+		*r = round{}
+		return decPaused
+	}
+	if c.paused {
+		c.paused = false
+		c.resume()
+	}
 	if c.settling {
 		// An answer of latency d arriving now was sent d ago: until the
 		// slowest of a tick was sent after the cut, what arrives says
@@ -527,6 +542,21 @@ func (c *controller) startProbe(w float64, e evidence) {
 		c.probe.d = min(time.Duration(probeSamples*lat/math.Max(w, minWindow)), roundMaxTime)
 	}
 	c.setWindow(w, e)
+}
+
+// resume restarts the window after a pause the resource asked for, as TCP
+// does after a retransmission timeout: at its floor, in startup, which
+// doubles it each round back to what the resource holds once answers come.
+// The window from before the pause was what brought the refusals on.
+func (c *controller) resume() {
+	c.setWindow(minWindow, evidence{})
+	if c.floor == 0 { // no latency to carry the window at: half the rate
+		c.limit = refusedCut * c.limit
+	}
+	c.limit = math.Max(c.limit, c.s.min)
+	c.cold, c.best, c.flat = true, 0, 0
+	c.shift.w, c.regain, c.cut.on, c.probe.on = 0, 0, false, false
+	c.refusing = true // paced at the limit, without the slack
 }
 
 // settle waits for answers sent after a cut.

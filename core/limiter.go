@@ -165,6 +165,26 @@ func (l *Limiter) Unavailable() { l.brain.unavailable() }
 // HTTP adapters report a verdict.
 func (l *Limiter) Record(o Outcome, d time.Duration) { l.brain.record(o, d) }
 
+// PauseUntil lets no call out before t: the dependency asked for a pause
+// (429 or 503 with Retry-After; httpclient and agileresty call it for you).
+// Callers keep waiting for their slots, and a TakeContext caller whose
+// deadline, less a round trip, comes before t is refused at once with
+// ErrDeadline, whether it was waiting already or arrives during the pause.
+// A t earlier than a pause in force changes nothing: a later, shorter
+// Retry-After does not shorten an earlier, longer one. A pause is capped at
+// 24 hours from now, as ParseRetryAfter caps the header. The controller reads
+// nothing during a pause (no answers are not blindness, and a queue of
+// callers is not demand the dependency can take); when it ends the window
+// restarts at its floor and startup doubles it back once answers come, as
+// after an outage, and the bucket lets the waiting callers out one slot
+// apart, never in the same instant.
+func (l *Limiter) PauseUntil(t time.Time) {
+	if limit := time.Now().Add(maxRetryAfter); t.After(limit) {
+		t = limit
+	}
+	l.b.pauseUntil(t)
+}
+
 // Rate returns the rate calls are let out at now, in requests per second:
 // the rate the window carries at the latency seen (Stats.Limit), more while
 // the window has room to refill (never past MaxRate), less while it is full
@@ -189,6 +209,7 @@ func (l *Limiter) live(st *Stats) {
 	st.Canceled = l.canceled.Load()
 	st.Waiting = int(l.b.queued.Load())
 	st.WaitP99 = time.Duration(l.waitP99.Load())
+	st.PausedUntil = l.b.pausedUntil(time.Now())
 }
 
 // load implements actuator: demand reached the rate when the bucket granted
@@ -209,6 +230,9 @@ func (l *Limiter) load(rate float64, dt time.Duration) (bool, float64) {
 	saturated := float64(dAdm) >= 0.8*rate*dt.Seconds() || dRej > 0 || l.b.queued.Load() > 0
 	return saturated, float64(dAdm) / dt.Seconds()
 }
+
+// paused implements actuator.
+func (l *Limiter) paused(now time.Time) bool { return !l.b.pausedUntil(now).IsZero() }
 
 // apply implements actuator.
 func (l *Limiter) apply(rate float64) {

@@ -154,6 +154,19 @@ func (b *TimedBody) Reset(body io.ReadCloser) {
 	b.waited.Store(0)
 }
 
+// ClientRetryAfter reads a response a dependency sent as a request to wait: a
+// 429 or 503 with a Retry-After header (delay-seconds or an HTTP-date, see
+// [ParseRetryAfter], capped at 24 hours) asks for that long without calls.
+// It reports false for any other status, a nil h, and a missing or malformed
+// header. httpclient and agileresty pause their Limiter for it
+// ([Limiter.PauseUntil]) when the delay is positive.
+func ClientRetryAfter(status int, h HeaderGetter, now time.Time) (time.Duration, bool) {
+	if h == nil || (status != 429 && status != 503) {
+		return 0, false
+	}
+	return ParseRetryAfter(h.Get("Retry-After"), now)
+}
+
 // ClientOutcome reads a response a dependency sent to one attempt. 429 and 503
 // mean it refused for lack of capacity: Unreachable. A response a cache
 // answered ([IsCacheHit]) never reached the origin: Aborted. The rest is

@@ -289,3 +289,29 @@ func FuzzIsCacheHit(f *testing.F) {
 		}
 	})
 }
+
+// ClientRetryAfter reads Retry-After on 429 and 503 only.
+func TestClientRetryAfter(t *testing.T) {
+	now := time.Date(2026, 12, 2, 12, 0, 0, 0, time.UTC)
+	h := func(v string) http.Header { return http.Header{"Retry-After": {v}} }
+	for _, c := range []struct {
+		status int
+		h      agilelimiter.HeaderGetter
+		want   time.Duration
+		ok     bool
+	}{
+		{429, h("5"), 5 * time.Second, true},
+		{503, h("Wed, 02 Dec 2026 12:00:30 GMT"), 30 * time.Second, true},
+		{503, h("0"), 0, true},
+		{429, h("soon"), 0, false},
+		{429, http.Header{}, 0, false},
+		{429, nil, 0, false},
+		{500, h("5"), 0, false},
+		{200, h("5"), 0, false},
+		{429, h("999999999999"), 24 * time.Hour, true},
+	} {
+		if d, ok := agilelimiter.ClientRetryAfter(c.status, c.h, now); d != c.want || ok != c.ok {
+			t.Errorf("ClientRetryAfter(%d, %v) = %v, %v; want %v, %v", c.status, c.h, d, ok, c.want, c.ok)
+		}
+	}
+}

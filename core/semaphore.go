@@ -152,5 +152,8 @@ func (l *ConcurrencyLimiter) load(limit float64, _ time.Duration) (bool, float64
 	return float64(peak) >= math.Ceil(0.8*float64(slots(limit, l.s.max))) || dRej > 0, 0
 }
 
+// paused implements actuator: a semaphore is never paused.
+func (l *ConcurrencyLimiter) paused(time.Time) bool { return false }
+
 // apply implements actuator.
 func (l *ConcurrencyLimiter) apply(limit float64) { l.limit.Store(slots(limit, l.s.max)) }

@@ -6,7 +6,7 @@ import "time"
 // (Limit, Baseline, High, P50, P99, Samples, Unreachable, Decision,
 // Decisions, Ticks, Measured, Delivered, WaitP99, PeakInFlight) is as of the
 // last tick; the counters and gauges (Admitted, Rejected*, Canceled, Waiting,
-// InFlight, Rate) are live.
+// InFlight, Rate, PausedUntil) are live.
 //
 // The four numbers that make a limiter operable are Admitted, the rejections,
 // Waiting (or InFlight) and WaitP99. Alert on Admitted growing while Measured
@@ -45,7 +45,8 @@ type Stats struct {
 	// floor measured with a narrower window), "idle" (demand did not fill the
 	// window), "queue" (it did not, but queued), "startup" (doubling),
 	// "regain" (doubling back after SLO cuts), "window" (TCP Vegas' step) or
-	// "unmoved" (a narrower window left the wait: held).
+	// "unmoved" (a narrower window left the wait: held) or "paused" (the
+	// dependency asked for a pause: see [Limiter.PauseUntil]).
 	Decision string
 	// Ticks counts controller ticks since New.
 	Ticks uint64
@@ -82,6 +83,9 @@ type Stats struct {
 	// WaitP99 is the p99 of the time callers spent waiting for a slot during
 	// the last tick (zero waits included).
 	WaitP99 time.Duration
+	// PausedUntil is the end of the pause in force (see
+	// [Limiter.PauseUntil]), zero when none.
+	PausedUntil time.Time
 
 	// InFlight is how many requests hold a slot now (inbound).
 	InFlight int

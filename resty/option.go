@@ -7,6 +7,7 @@ type Option func(*config)
 
 type config struct {
 	verdict httpclient.Verdict
+	pause   bool
 }
 
 // WithVerdict sets the function that turns one attempt into an outcome; it
@@ -18,4 +19,13 @@ func WithVerdict(v httpclient.Verdict) Option {
 			c.verdict = v
 		}
 	}
+}
+
+// WithRetryAfterPause says whether a 429 or 503 with Retry-After pauses the
+// limiter for that long, as httpclient.WithRetryAfterPause: no attempt goes
+// out until then, and an attempt whose deadline comes first is refused at
+// once (a refusal, which ends the request: see the package documentation).
+// On by default, for the reason given there.
+func WithRetryAfterPause(on bool) Option {
+	return func(c *config) { c.pause = on }
 }

@@ -17,6 +17,9 @@
 //     otherwise). Neither the wait for the slot nor resty's back-off between
 //     retries is ever part of a sample: the clock lives inside one round trip.
 //     An attempt its caller cancelled is dropped; an expired deadline counts.
+//     A 429 or 503 with Retry-After pauses lim for that long
+//     ([WithRetryAfterPause]): a provider that asks for a pause is left
+//     alone, and attempts with no time to wait it out are refused at once.
 //
 // # Refusals and retries
 //
@@ -78,12 +81,12 @@ func Limit(c *resty.Client, lim *agilelimiter.Limiter, opts ...Option) *resty.Cl
 	if lim == nil {
 		panic("agileresty: Limit with a nil limiter")
 	}
-	cfg := config{verdict: httpclient.DefaultVerdict}
+	cfg := config{verdict: httpclient.DefaultVerdict, pause: true}
 	for _, o := range opts {
 		o(&cfg)
 	}
 	hc := c.GetClient()
-	hc.Transport = &transport{next: httpclient.Measure(hc.Transport, lim, httpclient.WithVerdict(cfg.verdict))}
+	hc.Transport = &transport{next: httpclient.Measure(hc.Transport, lim, httpclient.WithVerdict(cfg.verdict), httpclient.WithRetryAfterPause(cfg.pause))}
 	c.OnBeforeRequest(func(_ *resty.Client, req *resty.Request) error {
 		ctx := req.Context()
 		if r, ok := ctx.Value(refusedKey{}).(*refused); ok {

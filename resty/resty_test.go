@@ -295,3 +295,56 @@ func mustParse(t *testing.T, s string) *url.URL {
 	}
 	return u
 }
+
+// A 429 with Retry-After: 5 pauses the limiter: for 5 s no attempt reaches
+// the dependency and requests with a 1 s deadline are refused at once;
+// after it they go again. WithRetryAfterPause(false) keeps sending.
+func TestRetryAfterPauses(t *testing.T) {
+	run := func(t *testing.T, opts ...agileresty.Option) (sentDuring int64, refusedAtOnce int) {
+		synctest.Test(t, func(t *testing.T) {
+			var calls atomic.Int64
+			var pauseEnd time.Time
+			dep := roundTripper(func(r *http.Request) (*http.Response, error) {
+				resp := &http.Response{StatusCode: http.StatusOK, Header: http.Header{}, Body: http.NoBody, Request: r}
+				if !pauseEnd.IsZero() && time.Now().Before(pauseEnd) {
+					sentDuring++
+				}
+				if calls.Add(1) == 1 {
+					pauseEnd = time.Now().Add(5 * time.Second)
+					resp.StatusCode = http.StatusTooManyRequests
+					resp.Header.Set("Retry-After", "5")
+				}
+				return resp, nil
+			})
+			lim := agilelimiter.New(agilelimiter.Config{MaxRate: 100, InitialRate: 100})
+			lim.Start()
+			defer lim.Stop()
+			c := agileresty.Limit(newClient().SetTransport(dep), lim, opts...)
+			if resp, err := c.R().Get("http://dependency.test/x"); err != nil || resp.StatusCode() != http.StatusTooManyRequests {
+				t.Fatalf("first request: %v, %v; want the 429", resp, err)
+			}
+			start := time.Now()
+			for time.Since(start) < 4500*time.Millisecond {
+				ctx, cancel := context.WithTimeout(context.Background(), time.Second)
+				asked := time.Now()
+				_, err := c.R().SetContext(ctx).Get("http://dependency.test/x")
+				cancel()
+				if agileresty.Refused(err) && time.Since(asked) == 0 {
+					refusedAtOnce++
+				}
+				time.Sleep(100 * time.Millisecond)
+			}
+			time.Sleep(time.Second)
+			if resp, err := c.R().Get("http://dependency.test/x"); err != nil || resp.StatusCode() != http.StatusOK {
+				t.Errorf("after the pause: %v, %v; want 200", resp, err)
+			}
+		})
+		return
+	}
+	if sent, refused := run(t); sent != 0 || refused < 40 {
+		t.Errorf("paused: %d attempts sent in the 5 s asked for, %d refused at once; want none sent, all ~45 refused", sent, refused)
+	}
+	if sent, _ := run(t, agileresty.WithRetryAfterPause(false)); sent < 40 {
+		t.Errorf("WithRetryAfterPause(false): %d attempts sent in the 5 s after the 429; want them all (~45)", sent)
+	}
+}

@@ -66,10 +66,10 @@ func DefaultVerdict(resp *http.Response, err error, d time.Duration) agilelimite
 // agilelimiter.ParseRetryAfter). It reports false for any other status, a nil
 // response, and a missing or malformed header.
 func RetryAfter(resp *http.Response) (time.Duration, bool) {
-	if resp == nil || (resp.StatusCode != http.StatusTooManyRequests && resp.StatusCode != http.StatusServiceUnavailable) {
+	if resp == nil {
 		return 0, false
 	}
-	return agilelimiter.ParseRetryAfter(resp.Header.Get("Retry-After"), time.Now())
+	return agilelimiter.ClientRetryAfter(resp.StatusCode, resp.Header, time.Now())
 }
 
 // Wrap returns rt behind lim: every attempt waits for a slot with
@@ -77,9 +77,10 @@ func RetryAfter(resp *http.Response) (time.Duration, bool) {
 // whose deadline comes before its slot fails at once, without a network call,
 // with an error wrapping agilelimiter.ErrDeadline (errors.Is sees it through
 // the *url.Error http.Client adds); a request cancelled while it waits returns
-// the context's error. Neither consumes a slot nor reaches the verdict. A nil
-// rt means http.DefaultTransport. lim must be started (lim.Start) for the rate
-// to move. It panics if lim is nil.
+// the context's error. Neither consumes a slot nor reaches the verdict. A 429
+// or 503 with Retry-After pauses lim for that long (see
+// [WithRetryAfterPause]). A nil rt means http.DefaultTransport. lim must be
+// started (lim.Start) for the rate to move. It panics if lim is nil.
 func Wrap(rt http.RoundTripper, lim *agilelimiter.Limiter, opts ...Option) http.RoundTripper {
 	if lim == nil {
 		panic("httpclient: Wrap with a nil limiter")
@@ -90,8 +91,9 @@ func Wrap(rt http.RoundTripper, lim *agilelimiter.Limiter, opts ...Option) http.
 // Measure returns rt measured for lim without taking slots: each attempt is
 // timed from the send to the response headers and its verdict recorded with
 // lim.Record. Use it when the slot is taken elsewhere, once per attempt (resty's
-// request middleware does this in agileresty); otherwise use [Wrap]. A nil rt
-// means http.DefaultTransport. It panics if lim is nil.
+// request middleware does this in agileresty); otherwise use [Wrap]. A 429 or
+// 503 with Retry-After pauses lim, as with Wrap. A nil rt means
+// http.DefaultTransport. It panics if lim is nil.
 func Measure(rt http.RoundTripper, lim *agilelimiter.Limiter, opts ...Option) http.RoundTripper {
 	if lim == nil {
 		panic("httpclient: Measure with a nil limiter")
@@ -107,7 +109,7 @@ func newTransport(rt http.RoundTripper, lim *agilelimiter.Limiter, opts []Option
 	for _, o := range opts {
 		o(&c)
 	}
-	return &transport{next: rt, lim: lim, verdict: c.verdict, take: take}
+	return &transport{next: rt, lim: lim, verdict: c.verdict, take: take, pause: !c.noPause}
 }
 
 type transport struct {
@@ -115,6 +117,7 @@ type transport struct {
 	lim     *agilelimiter.Limiter
 	verdict Verdict
 	take    bool
+	pause   bool // honour Retry-After on 429 and 503
 }
 
 // RoundTrip implements http.RoundTripper.
@@ -141,6 +144,12 @@ func (t *transport) RoundTrip(req *http.Request) (*http.Response, error) {
 		return resp, err
 	}
 	t.lim.Record(t.verdict(resp, err, d), d)
+	if t.pause && resp != nil {
+		now := time.Now()
+		if wait, ok := agilelimiter.ClientRetryAfter(resp.StatusCode, resp.Header, now); ok && wait > 0 {
+			t.lim.PauseUntil(now.Add(wait))
+		}
+	}
 	return resp, err
 }
 

@@ -9,6 +9,7 @@ import (
 	"sync"
 	"sync/atomic"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	agilelimiter "github.com/agilelimiter/agilelimiter/core"
@@ -296,5 +297,82 @@ func TestNilLimiterPanicsAtConstruction(t *testing.T) {
 			}()
 			build()
 		}()
+	}
+}
+
+// A dependency that answers 429 with Retry-After: 5 gets no call for 5 s;
+// callers whose 1 s deadline falls inside the pause are refused at once
+// with ErrDeadline, never sent. With WithRetryAfterPause(false) the calls go
+// on (the 429 still lowers the rate).
+func TestRetryAfterPausesTheLimiter(t *testing.T) {
+	run := func(t *testing.T, opts ...httpclient.Option) (during int, refusedLate int, refused int) {
+		synctest.Test(t, func(t *testing.T) {
+			lim := agilelimiter.New(agilelimiter.Config{MaxRate: 100, InitialRate: 100})
+			lim.Start()
+			defer lim.Stop()
+			var mu sync.Mutex
+			var calls []time.Time
+			var pauseAt time.Time
+			dep := rtFunc(func(r *http.Request) (*http.Response, error) {
+				mu.Lock()
+				now := time.Now()
+				calls = append(calls, now)
+				first := pauseAt.IsZero() && now.Sub(calls[0]) >= time.Second
+				if first {
+					pauseAt = now
+				}
+				mu.Unlock()
+				resp := &http.Response{StatusCode: 200, Header: http.Header{}, Body: http.NoBody, Request: r}
+				if first {
+					resp.StatusCode = 429
+					resp.Header.Set("Retry-After", "5")
+					return resp, nil
+				}
+				time.Sleep(10 * time.Millisecond)
+				return resp, nil
+			})
+			c := &http.Client{Transport: httpclient.Wrap(dep, lim, opts...)}
+			ctx, stop := context.WithTimeout(context.Background(), 8*time.Second)
+			defer stop()
+			var wg sync.WaitGroup
+			for range 8 {
+				wg.Go(func() {
+					for ctx.Err() == nil {
+						rctx, cancel := context.WithTimeout(ctx, time.Second)
+						req, _ := http.NewRequestWithContext(rctx, "GET", "http://dependency/x", nil)
+						start := time.Now()
+						resp, err := c.Do(req)
+						cancel()
+						if err == nil {
+							resp.Body.Close()
+							continue
+						}
+						if errors.Is(err, agilelimiter.ErrDeadline) {
+							mu.Lock()
+							refused++
+							// Asked during the pause: refused at once.
+							if !pauseAt.IsZero() && start.After(pauseAt) && start.Before(pauseAt.Add(4*time.Second)) && time.Since(start) > 0 {
+								refusedLate++
+							}
+							mu.Unlock()
+							time.Sleep(100 * time.Millisecond)
+						}
+					}
+				})
+			}
+			wg.Wait()
+			for _, at := range calls {
+				if at.After(pauseAt) && at.Before(pauseAt.Add(5*time.Second)) {
+					during++
+				}
+			}
+		})
+		return
+	}
+	if during, late, refused := run(t); during != 0 || refused == 0 || late != 0 {
+		t.Errorf("paused: %d calls in the 5 s asked for, %d refused (%d asked during the pause and refused only after waiting); want none sent, refusals during it at once", during, refused, late)
+	}
+	if during, _, _ := run(t, httpclient.WithRetryAfterPause(false)); during < 50 {
+		t.Errorf("WithRetryAfterPause(false): %d calls in the 5 s after the 429; want the calls to go on", during)
 	}
 }
