@@ -188,8 +188,8 @@ func (l *Limiter) PauseUntil(t time.Time) {
 // Rate returns the rate calls are let out at now, in requests per second:
 // the rate the window carries at the latency seen (Stats.Limit), more while
 // the window has room to refill (never past MaxRate), less while it is full
-// (never below MinRate). It changes every tick; Stats.Limit is the steadier
-// figure to chart.
+// (never below MinRate), and 0 during a pause (PauseUntil). It changes every
+// tick; Stats.Limit is the steadier figure to chart.
 func (l *Limiter) Rate() float64 { return math.Float64frombits(l.rate.Load()) }
 
 // Stats returns the controller's view after the last tick and the live
@@ -234,9 +234,13 @@ func (l *Limiter) load(rate float64, dt time.Duration) (bool, float64) {
 // paused implements actuator.
 func (l *Limiter) paused(now time.Time) bool { return !l.b.pausedUntil(now).IsZero() }
 
-// apply implements actuator.
+// apply implements actuator. During a pause the bucket keeps the pace for
+// when it ends, and Rate says what goes out now: nothing.
 func (l *Limiter) apply(rate float64) {
 	l.reserve.Store(int64(l.ctl.reserve()))
-	l.rate.Store(math.Float64bits(rate))
 	l.b.setRate(rate)
+	if l.paused(time.Now()) {
+		rate = 0
+	}
+	l.rate.Store(math.Float64bits(rate))
 }

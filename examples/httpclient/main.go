@@ -7,10 +7,12 @@
 // call with an instant 503. Twenty-four callers send as fast as the limiter
 // lets them, each with a 300 ms deadline; a caller whose slot would come less
 // than a round trip (the limiter's last p99) before its deadline is refused
-// at once (agilelimiter.ErrDeadline) without a network call. The rate falls
-// to MinRate while the dependency is down (an instant 503 is not a fast,
-// healthy answer) and climbs back after. It prints one row per half second
-// and exits after six seconds.
+// at once (agilelimiter.ErrDeadline) without a network call. The first 503
+// asks for a second's pause (Retry-After: 1): httpclient.Wrap pauses the
+// limiter, so the dependency that is down hears nothing more until then, and
+// callers whose deadline falls inside the pause are refused at once; after
+// it, sending restarts from a window of one call and doubles back. It prints
+// one row per half second and exits after six seconds.
 //
 //	go run ./examples/httpclient
 package main
