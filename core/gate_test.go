@@ -75,7 +75,7 @@ func TestGate(t *testing.T) {
 				err, before.RejectedDeadline, after.RejectedDeadline, before.Admitted, after.Admitted)
 		}
 		if c := g.cutoffs[len(g.cutoffs)-1]; c.IsZero() || c.After(time.Now().Add(50*time.Millisecond)) {
-			t.Errorf("cutoff %v; want the deadline less the reserve", c.Sub(time.Now()))
+			t.Errorf("cutoff %v; want the deadline less the reserve", time.Until(c))
 		}
 
 		// A caller that gives up while the gate holds it: Canceled.

@@ -164,8 +164,8 @@ func TestPauseWakesWaiters(t *testing.T) {
 			t.Errorf("a Take without deadline went after %v; want at the pause's end, a minute in", plain)
 		}
 		lim.PauseUntil(time.Now().Add(1000 * time.Hour))
-		if until := lim.Stats().PausedUntil; until.Sub(time.Now()) != 24*time.Hour {
-			t.Errorf("pause of 1000 h ends in %v; want capped at 24h", until.Sub(time.Now()))
+		if until := lim.Stats().PausedUntil; time.Until(until) != 24*time.Hour {
+			t.Errorf("pause of 1000 h ends in %v; want capped at 24h", time.Until(until))
 		}
 	})
 }
