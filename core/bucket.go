@@ -2,6 +2,7 @@ package agilelimiter
 
 import (
 	"context"
+	"errors"
 	"math"
 	"sync"
 	"sync/atomic"
@@ -24,6 +25,7 @@ type bucket struct {
 	minInterval time.Duration // 1/MaxRate rounded up: the ceiling, enforced here too
 	last        time.Time     // planned time of the last slot granted
 	pause       time.Time     // no slot before it (PauseUntil); zero: none
+	gate        Gate          // asked by the head of the queue at its slot (Config.Gate); nil: none
 	head, tail  *waiter
 	queued      atomic.Int64
 	pool        sync.Pool // *waiter; per bucket, so timers never cross synctest bubbles
@@ -33,6 +35,7 @@ type waiter struct {
 	prev, next *waiter
 	wake       chan struct{} // capacity 1: "look again"
 	timer      *time.Timer
+	gated      bool // the gate granted this waiter's call
 }
 
 // maxInterval is the widest spacing a bucket keeps: MinAllowedRate's. A
@@ -60,7 +63,8 @@ func mulSat(d time.Duration, n int64) time.Duration {
 	return d * time.Duration(n)
 }
 
-func (b *bucket) init(rate, maxRate float64) {
+func (b *bucket) init(rate, maxRate float64, gate Gate) {
+	b.gate = gate
 	b.minInterval = intervalFor(maxRate)
 	b.interval = max(intervalFor(rate), b.minInterval)
 }
@@ -138,7 +142,7 @@ func (b *bucket) take(ctx context.Context, reserve time.Duration) (time.Time, ti
 	b.mu.Lock()
 	start := time.Now()
 	now := start
-	if b.head == nil {
+	if b.head == nil && b.gate == nil {
 		if slot := b.next(); !slot.After(now) {
 			b.last = now
 			b.mu.Unlock()
@@ -187,6 +191,31 @@ func (b *bucket) take(ctx context.Context, reserve time.Duration) (time.Time, ti
 			b.putWaiter(w)
 			return time.Time{}, 0, ErrDeadline
 		}
+		if !slot.After(now) && b.gate != nil && !w.gated {
+			// The local slot is due: ask the gate, still the head, so
+			// no one behind goes meanwhile. A call goes out once both
+			// agree: its send keeps the local spacing (the grant below
+			// is at or after this slot) and the gate's (it is after
+			// the gate's grant), whichever binds, never a queue of
+			// one released at the other's pace.
+			b.mu.Unlock()
+			var cutoff time.Time
+			if hasDeadline {
+				cutoff = dl
+			}
+			if err := b.gate.Acquire(ctx, cutoff); err != nil {
+				b.mu.Lock()
+				b.pop(w)
+				b.mu.Unlock()
+				b.putWaiter(w)
+				if errors.Is(err, ErrDeadline) {
+					return time.Time{}, 0, ErrDeadline
+				}
+				return time.Time{}, 0, err
+			}
+			w.gated = true
+			continue
+		}
 		if !slot.After(now) {
 			// Woken at or after the slot (by the timer, or by a rate change
 			// that moved the slot into the past). Keep to the schedule, so
@@ -195,7 +224,11 @@ func (b *bucket) take(ctx context.Context, reserve time.Duration) (time.Time, ti
 			// holds between actual grants, not only planned ones. Late by a
 			// whole interval, start the schedule afresh: no bursts.
 			b.last = slot
-			if late := now.Sub(slot); late >= b.interval {
+			if w.gated {
+				// The gate held the call past its slot: the local
+				// spacing runs from when it goes out.
+				b.last = now
+			} else if late := now.Sub(slot); late >= b.interval {
 				// Late by whole intervals: skip the slots missed, keeping the
 				// schedule's phase. Anchored on now instead, the schedule
 				// would start on the instant of the tick that moved the
@@ -272,6 +305,7 @@ func (b *bucket) getWaiter() *waiter {
 }
 
 func (b *bucket) putWaiter(w *waiter) {
+	w.gated = false
 	select { // drop a stale wake-up
 	case <-w.wake:
 	default:

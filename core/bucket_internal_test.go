@@ -17,7 +17,7 @@ import (
 func TestLateWakeKeepsTheSchedulesPhase(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		var b bucket
-		b.init(1, 100) // one slot a second, 10 ms apart at most
+		b.init(1, 100, nil) // one slot a second, 10 ms apart at most
 		start := time.Now()
 		ctx := context.Background()
 		if _, _, err := b.take(ctx, 0); err != nil { // the first slot, at 0
@@ -51,7 +51,7 @@ func TestLateWakeKeepsTheSchedulesPhase(t *testing.T) {
 // zero" floor used to grant MaxRate calls a second (issue 14.4).
 func TestTinyRateFailsClosed(t *testing.T) {
 	var b bucket
-	b.init(1e-12, 100)
+	b.init(1e-12, 100, nil)
 	if b.interval != maxInterval {
 		t.Errorf("init(1e-12, 100): interval %v; want %v", b.interval, maxInterval)
 	}

@@ -78,7 +78,7 @@ const (
 	MinTickInterval = time.Millisecond
 )
 
-// Gate is an admission a [Limiter] asks for before its own bucket (see
+// Gate is a second admission a [Limiter] asks for every call (see
 // Config.Gate): a ceiling shared by every instance of a service.
 type Gate interface {
 	// Acquire blocks until one call may go by the gate's reckoning and
@@ -135,11 +135,14 @@ type Config struct {
 	// be at least MinTickInterval.
 	TickInterval time.Duration
 
-	// Gate, if set, is a second admission every call asks for before the
-	// limiter's own bucket: a ceiling shared with other processes, such as
-	// the global quota of github.com/agilelimiter/agilelimiter/redis. The
-	// rate calls go out at is then the lower of the adaptive rate and what
-	// the gate grants. Nil, the default, costs one comparison a call.
+	// Gate, if set, is a second admission every call asks for: a ceiling
+	// shared with other processes, such as the global quota of
+	// github.com/agilelimiter/agilelimiter/redis. The head of the bucket's
+	// queue asks it once its local slot is due and goes out at the gate's
+	// grant, the next local slot counted from then: the sends keep both
+	// spacings, whichever binds, and neither side queues calls the other
+	// then releases in a burst. Every call waits in the queue then (no
+	// fast path). Nil, the default, costs one comparison a call.
 	Gate Gate
 
 	// OnTick, if set, is called once per controller tick, after the limit

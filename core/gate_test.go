@@ -3,6 +3,7 @@ package agilelimiter_test
 import (
 	"context"
 	"errors"
+	"slices"
 	"sync"
 	"testing"
 	"testing/synctest"
@@ -18,6 +19,7 @@ type pacer struct {
 	interval time.Duration
 	next     time.Time
 	cutoffs  []time.Time
+	grants   []time.Time
 }
 
 func (p *pacer) Acquire(ctx context.Context, cutoff time.Time) error {
@@ -38,6 +40,9 @@ func (p *pacer) Acquire(ctx context.Context, cutoff time.Time) error {
 	defer t.Stop()
 	select {
 	case <-t.C:
+		p.mu.Lock()
+		p.grants = append(p.grants, time.Now())
+		p.mu.Unlock()
 		return nil
 	case <-ctx.Done():
 		return ctx.Err()
@@ -88,4 +93,56 @@ func TestGate(t *testing.T) {
 			t.Errorf("cancelled in the gate: %v, Canceled %d; want context.Canceled counted", err, lim.Stats().Canceled)
 		}
 	})
+}
+
+// With many callers queued, every call goes out at the instant the gate
+// granted it, and no two sooner than the slower of the two spacings: a
+// caller the gate let through never waits for a local slot afterwards
+// (where a queue of them would go out at the local pace, past what the
+// gate granted in that second), nor one the bucket let through for the gate.
+func TestGateAndBucketBothHold(t *testing.T) {
+	for _, c := range []struct {
+		name       string
+		gate, rate float64 // calls a second
+	}{{"bucket binds", 50, 20}, {"gate binds", 10, 20}} {
+		t.Run(c.name, func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				g := &pacer{interval: time.Duration(float64(time.Second) / c.gate)}
+				lim := agilelimiter.New(agilelimiter.Config{MaxRate: 100, InitialRate: c.rate, Gate: g})
+				var mu sync.Mutex
+				var sends []time.Time
+				ctx, cancel := context.WithTimeout(context.Background(), 3*time.Second)
+				defer cancel()
+				var wg sync.WaitGroup
+				for range 8 {
+					wg.Go(func() {
+						for {
+							at, err := lim.TakeContext(ctx)
+							if err != nil {
+								return
+							}
+							mu.Lock()
+							sends = append(sends, at)
+							mu.Unlock()
+						}
+					})
+				}
+				wg.Wait()
+				slices.SortFunc(sends, func(a, b time.Time) int { return a.Compare(b) })
+				spacing := time.Duration(float64(time.Second) / min(c.gate, c.rate))
+				if len(sends) < 20 || len(sends) != len(g.grants) {
+					t.Fatalf("%d sends, %d gate grants; want one grant a send, and some sends", len(sends), len(g.grants))
+				}
+				for i := range sends {
+					if !sends[i].Equal(g.grants[i]) {
+						t.Fatalf("send %d at %v, the gate's grant at %v; want the same instant",
+							i, sends[i].Sub(sends[0]), g.grants[i].Sub(sends[0]))
+					}
+					if i > 0 && sends[i].Sub(sends[i-1]) < spacing {
+						t.Fatalf("sends %d and %d %v apart; want at least %v", i-1, i, sends[i].Sub(sends[i-1]), spacing)
+					}
+				}
+			})
+		})
+	}
 }

@@ -47,7 +47,7 @@ func New(c Config) *Limiter {
 	l := &Limiter{}
 	l.brain.init(s)
 	l.perSecond = true
-	l.b.init(s.initial, s.max)
+	l.b.init(s.initial, s.max, s.gate)
 	l.rate.Store(math.Float64bits(s.initial))
 	return l
 }
@@ -66,9 +66,6 @@ func (l *Limiter) Stop() { l.brain.halt() }
 // it with Observe or Unavailable for calls Do cannot time; prefer TakeContext
 // when the caller has a deadline.
 func (l *Limiter) Take() time.Time {
-	if l.s.gate != nil {
-		_ = l.s.gate.Acquire(context.Background(), time.Time{}) // no deadline: it cannot fail
-	}
 	t, w, _ := l.b.take(context.Background(), 0)
 	l.admit(w)
 	return t
@@ -83,22 +80,7 @@ func (l *Limiter) Take() time.Time {
 // promptly with ctx.Err(). In every such case no slot is consumed. A slot that
 // is free now is always taken, whatever the deadline.
 func (l *Limiter) TakeContext(ctx context.Context) (time.Time, error) {
-	reserve := time.Duration(l.reserve.Load())
-	if l.s.gate != nil {
-		var cutoff time.Time
-		if dl, ok := ctx.Deadline(); ok {
-			cutoff = dl.Add(-reserve)
-		}
-		if err := l.s.gate.Acquire(ctx, cutoff); err != nil {
-			if errors.Is(err, ErrDeadline) {
-				l.rejDeadline.Add(1)
-				return time.Time{}, ErrDeadline
-			}
-			l.canceled.Add(1)
-			return time.Time{}, err
-		}
-	}
-	t, w, err := l.b.take(ctx, reserve)
+	t, w, err := l.b.take(ctx, time.Duration(l.reserve.Load()))
 	if err != nil {
 		if err == ErrDeadline {
 			l.rejDeadline.Add(1)
