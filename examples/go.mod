@@ -10,6 +10,7 @@ require (
 	github.com/agilelimiter/agilelimiter/gin v0.1.0
 	github.com/agilelimiter/agilelimiter/nethttp v0.1.0
 	github.com/agilelimiter/agilelimiter/prometheus v0.1.0
+	github.com/agilelimiter/agilelimiter/redis v0.1.0
 	github.com/agilelimiter/agilelimiter/resty v0.1.0
 	github.com/gin-gonic/gin v1.12.0
 	github.com/go-resty/resty/v2 v2.17.2
@@ -18,6 +19,7 @@ require (
 	github.com/prometheus/client_golang v1.24.1
 	github.com/prometheus/client_model v0.6.2
 	github.com/prometheus/common v0.70.1
+	github.com/redis/go-redis/v9 v9.22.0
 )
 
 require (
@@ -60,6 +62,7 @@ require (
 	github.com/valyala/fasttemplate v1.2.2 // indirect
 	github.com/valyala/tcplisten v1.0.0 // indirect
 	go.mongodb.org/mongo-driver/v2 v2.5.0 // indirect
+	go.uber.org/atomic v1.11.0 // indirect
 	go.uber.org/ratelimit v0.3.1 // indirect
 	golang.org/x/arch v0.22.0 // indirect
 	golang.org/x/crypto v0.54.0 // indirect
