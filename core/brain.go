@@ -56,8 +56,9 @@ type actuator interface {
 	// and how many slots per second were granted (0 if the actuator does not
 	// pace in time), and resets the per-tick gauges it reads.
 	load(limit float64, dt time.Duration) (saturated bool, admitted float64)
-	// apply pushes the new limit to the actuator.
-	apply(limit float64)
+	// apply pushes the new limit to the actuator; paused is the tick's
+	// reading of paused.
+	apply(limit float64, paused bool)
 	// live fills the actuator's live counters and gauges into st.
 	live(st *Stats)
 	// paused reports whether a pause the resource asked for is in force at
@@ -174,7 +175,7 @@ func (b *brain) tick(a actuator, now time.Time) {
 		}
 	}
 	b.ctl.step(in)
-	a.apply(b.ctl.pace(in))
+	a.apply(b.ctl.pace(in), in.paused)
 	b.ticks++
 	b.decisions.n[b.ctl.view.decision]++
 	b.measured += b.snap.n + in.unreachable

@@ -218,10 +218,10 @@ func (l *Limiter) paused(now time.Time) bool { return !l.b.pausedUntil(now).IsZe
 
 // apply implements actuator. During a pause the bucket keeps the pace for
 // when it ends, and Rate says what goes out now: nothing.
-func (l *Limiter) apply(rate float64) {
+func (l *Limiter) apply(rate float64, paused bool) {
 	l.reserve.Store(int64(l.ctl.reserve()))
 	l.b.setRate(rate)
-	if l.paused(time.Now()) {
+	if paused {
 		rate = 0
 	}
 	l.rate.Store(math.Float64bits(rate))

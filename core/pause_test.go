@@ -76,6 +76,9 @@ func TestPauseUntil(t *testing.T) {
 		if st := lim.Stats(); st.Decision != "paused" || !st.PausedUntil.Equal(pauseEnd) {
 			t.Errorf("during the pause: decision %q, PausedUntil %v; want paused until %v", st.Decision, st.PausedUntil, pauseEnd)
 		}
+		if r := lim.Rate(); r != 0 {
+			t.Errorf("during the pause: Rate %v; want 0", r)
+		}
 		lim.PauseUntil(pauseEnd.Add(-2 * time.Second)) // a later, shorter Retry-After
 		if st := lim.Stats(); !st.PausedUntil.Equal(pauseEnd) {
 			t.Errorf("a shorter pause moved the end to %v; want %v", st.PausedUntil, pauseEnd)

@@ -156,4 +156,4 @@ func (l *ConcurrencyLimiter) load(limit float64, _ time.Duration) (bool, float64
 func (l *ConcurrencyLimiter) paused(time.Time) bool { return false }
 
 // apply implements actuator.
-func (l *ConcurrencyLimiter) apply(limit float64) { l.limit.Store(slots(limit, l.s.max)) }
+func (l *ConcurrencyLimiter) apply(limit float64, _ bool) { l.limit.Store(slots(limit, l.s.max)) }
