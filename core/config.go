@@ -116,7 +116,9 @@ type Config struct {
 	// SLOTarget is an optional p99 latency guard: a round with more answers past
 	// it than 1% explains cuts the limit to 0.7 of what was in flight, and the
 	// queue the law keeps never takes more than the room it leaves above the
-	// unloaded latency's p99. Zero means no guard. Required under AnchorSLO.
+	// unloaded latency's p99; a caller who must wait in TakeContext goes out
+	// only with at least SLOTarget left before its deadline. Zero means no
+	// guard. Required under AnchorSLO.
 	SLOTarget time.Duration
 	// Anchor chooses the latency an Unavailable call is recorded at; see
 	// [AnchorBaseline] and [AnchorSLO]. The zero value is AnchorBaseline, which

@@ -299,8 +299,19 @@ func (c *controller) fill(st *Stats) {
 	st.Decision = v.decision.String()
 }
 
-// reserve is the round trip a call needs: the last round's p99.
-func (c *controller) reserve() time.Duration { return c.view.p99 }
+// reserve is the time a call needs left when it goes out: the last round's
+// p99, and at least the SLO, the latency the dependency is promised to answer
+// in. A call let out with less (after waiting for its slot) times out when the
+// latency rises, as it does in the rounds a queue builds, wastes the
+// dependency's work and counts outside the SLO. Ablation, three draws of each
+// tuning set: training outbound meets 98 → 105 of 120 with it (goodput
+// ×0.988), development 308 → 310 of 360 (docs/controller-rewrite.md).
+func (c *controller) reserve() time.Duration {
+	if uses("reserve-slo") {
+		return max(c.view.p99, c.s.slo)
+	}
+	return c.view.p99
+}
 
 // high is the top of the latency window, in nanoseconds.
 func (c *controller) high() float64 {

@@ -73,8 +73,9 @@ func (l *Limiter) Take() time.Time {
 
 // TakeContext is Take honouring ctx. When the caller would have to wait and
 // its slot would come after the context's deadline, less a round trip (the
-// last round's P99: a call started later would likely time out, wasting the
-// dependency's work on a truncated sample), it returns
+// last round's P99, and at least SLOTarget when one is set: a call started
+// later would likely time out, wasting the dependency's work on a truncated
+// sample), it returns
 // at once [ErrDeadline]; it returns ErrDeadline too if the rate fell while it
 // waited and that point passed. When ctx ends while waiting it returns
 // promptly with ctx.Err(). In every such case no slot is consumed. A slot that

@@ -274,6 +274,32 @@ func TestTakeContext(t *testing.T) {
 			}
 		})
 	})
+	t.Run("a caller goes out with at least the SLO before its deadline", func(t *testing.T) {
+		synctest.Test(t, func(t *testing.T) {
+			lim := agilelimiter.New(agilelimiter.Config{MinRate: 2, MaxRate: 2, InitialRate: 2, SLOTarget: 300 * time.Millisecond})
+			lim.Start()
+			defer lim.Stop()
+			for range 2 {
+				lim.Take()
+				lim.Observe(100 * time.Millisecond)
+			}
+			time.Sleep(600 * time.Millisecond)
+			first := lim.Take()
+			// The round trip is 100ms, but the dependency is promised 300ms:
+			// a slot at +500ms needs the deadline at +800ms or later.
+			tight, cancel := context.WithDeadline(context.Background(), first.Add(750*time.Millisecond))
+			defer cancel()
+			start := time.Now()
+			if _, err := lim.TakeContext(tight); !errors.Is(err, agilelimiter.ErrDeadline) || time.Since(start) != 0 {
+				t.Fatalf("slot at +500ms, deadline +750ms, SLO 300ms: err %v after %v; want ErrDeadline at once", err, time.Since(start))
+			}
+			roomy, cancel2 := context.WithDeadline(context.Background(), first.Add(850*time.Millisecond))
+			defer cancel2()
+			if got, err := lim.TakeContext(roomy); err != nil || got.Sub(first) != 500*time.Millisecond {
+				t.Errorf("deadline +850ms: %v, %v; want the slot at +500ms", got.Sub(first), err)
+			}
+		})
+	})
 	t.Run("deadline that allows the slot waits for it", func(t *testing.T) {
 		synctest.Test(t, func(t *testing.T) {
 			lim := agilelimiter.New(agilelimiter.Config{MinRate: 2, MaxRate: 2, InitialRate: 2})
