@@ -62,8 +62,9 @@ the calls that ended in that second:
   sent       calls the limiter let out to the dependency (req/s)
   refused    calls never sent (req/s): the limiter refused them at once with
              ErrDeadline, because their slot would come less than a round trip
-             (the limiter's p99 of its last round, Stats.P99) before the
-             caller's %s deadline, or the deadline passed while they waited
+             (the limiter's p99 of its last round, Stats.P99, and at least the
+             SLO) before the caller's %s deadline, or the deadline passed
+             while they waited
   503        calls the dependency refused, its queue full or down (req/s)
   timed out  calls whose deadline passed while the dependency had them (req/s)
   p50 p99    round trips of the calls answered or timed out (ms), the limiter's

@@ -21,8 +21,9 @@ import (
 // The outbound side: an open-loop stream of callers, each with a deadline,
 // calls the dependency through an http.Client whose transport the Limiter
 // wraps. Callers queue in the limiter; a caller whose slot would come less
-// than a round trip (the limiter's p99 of its last round) before its deadline
-// is refused at once, without waiting and without reaching the dependency.
+// than a round trip (the limiter's p99 of its last round, and at least the
+// SLO) before its deadline is refused at once, without waiting and without
+// reaching the dependency.
 
 // Settings of the outbound run. The ceiling is twice the dependency's normal
 // capacity: a static limit you would promise it. The SLO is 7.5 times its

@@ -6,8 +6,9 @@
 // 503 with Retry-After. From 1.25 s to 2.25 s it is down and answers every
 // call with an instant 503. Twenty-four callers send as fast as the limiter
 // lets them, each with a 300 ms deadline; a caller whose slot would come less
-// than a round trip (the limiter's last p99) before its deadline is refused
-// at once (agilelimiter.ErrDeadline) without a network call. The first 503
+// than a round trip (the limiter's last p99, and at least the SLO) before its
+// deadline is refused at once (agilelimiter.ErrDeadline) without a network
+// call. The first 503
 // asks for a second's pause (Retry-After: 1): httpclient.Wrap pauses the
 // limiter, so the dependency that is down hears nothing more until then, and
 // callers whose deadline falls inside the pause are refused at once; after
