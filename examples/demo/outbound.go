@@ -312,10 +312,11 @@ func (r *outboundRun) summary(w io.Writer) {
 	st := r.final
 	fmt.Fprintf(w, "  in SLO: answered 200 within %s; late: answered 200 after it; refused: never sent, because\n", slo)
 	fmt.Fprintf(w, "  the limiter refused it at once (ErrDeadline: its slot would come less than a round trip, the\n")
-	fmt.Fprintf(w, "  limiter's p99 of its last round, before the caller's %s deadline; that p99 was %s ms as the\n",
-		callerTimeout, table.Ms(st.P99))
-	fmt.Fprintf(w, "  run ended), or the deadline passed while it waited for a slot; timed out: the deadline passed\n")
-	fmt.Fprintf(w, "  while the dependency had the call (after its wait for a slot: its round trip may be short)\n")
+	fmt.Fprintf(w, "  limiter's p99 of its last round and at least the %s SLO, before the caller's %s deadline;\n",
+		slo, callerTimeout)
+	fmt.Fprintf(w, "  that p99 was %s ms as the run ended), or the deadline passed while it waited for a slot;\n", table.Ms(st.P99))
+	fmt.Fprintf(w, "  timed out: the deadline passed while the dependency had the call (after its wait for a slot:\n")
+	fmt.Fprintf(w, "  its round trip may be short)\n")
 	fmt.Fprintf(w, "limiter, as the run ended: admitted %d, refused for deadline %d, deadline passed while waiting %d, waiting %d, wait p99 %s ms, last tick: %s\n",
 		st.Admitted, st.RejectedDeadline, st.Canceled, st.Waiting, table.Ms(st.WaitP99), st.Decision)
 }
