@@ -106,11 +106,16 @@ type Config struct {
 	// bucket enforces it again on its own, so no controller bug can exceed it.
 	// At least MinAllowedRate.
 	MaxRate float64
-	// InitialRate is the rate until the first round of answers has come back.
-	// Zero means MaxRate/8 (at least MinRate): low enough not to hurt a
-	// dependency that is already full; startup then doubles the window each
-	// round trip until a queue begins. Must be in [0, MaxRate]; a value below
-	// MinRate is raised to MinRate.
+	// InitialRate is the fastest calls go out until the first round of
+	// answers has come back. Until then the limiter has no window, and lets
+	// out no more calls without an answer than one tick of InitialRate (at
+	// least ten, TCP's initial window), two more for each answer (slow
+	// start): a dependency that answers slowly, or not at all, is not sent
+	// half a second of InitialRate before anything comes back. Zero means
+	// MaxRate/8 (at least MinRate): low enough not to hurt a dependency that
+	// is already full; startup then doubles the window each round trip until
+	// a queue begins. Must be in [0, MaxRate]; a value below MinRate is
+	// raised to MinRate.
 	InitialRate float64
 
 	// SLOTarget is an optional p99 latency guard: a round with more answers past

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"math"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"testing/synctest"
 	"time"
@@ -446,20 +447,49 @@ func TestStartStop(t *testing.T) {
 	})
 }
 
-// A tick with no samples changes nothing and says so.
+// Before its first round of answers a Limiter has no window, and the ack
+// clock alone paces it: no more calls out without an answer than one tick of
+// InitialRate (at least ten, TCP's initial window), and each answer lets two
+// more out (slow start). Ticks with no answers leave the limit where it was
+// and say so.
 func TestBlindTick(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		lim := agilelimiter.New(agilelimiter.Config{MaxRate: 100, InitialRate: 40})
+		// InitialRate 2500/s: 50 calls a 20ms tick.
+		lim := agilelimiter.New(agilelimiter.Config{MaxRate: 20000, InitialRate: 2500})
 		lim.Start()
 		defer lim.Stop()
-		for range 40 {
-			lim.Take() // demand, but nothing observed
-		}
-		time.Sleep(5 * tick)
+		ctx, cancel := context.WithCancel(context.Background())
+		var granted atomic.Int64
+		done := make(chan struct{})
+		go func() {
+			defer close(done)
+			for {
+				if _, err := lim.TakeContext(ctx); err != nil {
+					return
+				}
+				granted.Add(1)
+			}
+		}()
+		time.Sleep(300 * time.Millisecond)
 		st := lim.Stats()
-		if st.Samples != 0 || st.Decision != "blind" || lim.Rate() != 40 {
-			t.Errorf("blind ticks: samples %d, decision %q, rate %.1f; want 0, blind, 40", st.Samples, st.Decision, lim.Rate())
+		if st.Samples != 0 || st.Decision != "blind" || st.Limit != 2500 {
+			t.Errorf("blind ticks: samples %d, decision %q, limit %.1f; want 0, blind, 2500", st.Samples, st.Decision, st.Limit)
 		}
+		// 300ms at 2500/s would be 750 calls; the window is 50, and MinRate
+		// (1/s) lets one more out while nothing comes back.
+		if n := granted.Load(); n < 50 || n > 52 {
+			t.Errorf("%d calls out in 300ms with no answer; want the initial window, 50 (+ MinRate's one or two)", n)
+		}
+		before := granted.Load()
+		for range 5 {
+			lim.Observe(10 * time.Millisecond)
+		}
+		time.Sleep(60 * time.Millisecond)
+		if n := granted.Load() - before; n < 10 || n > 12 {
+			t.Errorf("5 answers let %d more calls out; want 10 (two an answer)", n)
+		}
+		cancel()
+		<-done
 	})
 }
 
