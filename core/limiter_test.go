@@ -187,6 +187,35 @@ func TestCeilingNeverExceeded(t *testing.T) {
 	})
 }
 
+// checkReserve starts a 2 req/s Limiter with slo as its SLOTarget, whose
+// first round (closed after half a second) reads a 100ms round trip, then
+// takes a slot and asks for the next, at +500ms: with a deadline at +tight
+// it must be refused at once, with one at +roomy granted at its slot. The
+// caller stops the Limiter it returns.
+func checkReserve(t *testing.T, slo, tight, roomy time.Duration) *agilelimiter.Limiter {
+	t.Helper()
+	lim := agilelimiter.New(agilelimiter.Config{MinRate: 2, MaxRate: 2, InitialRate: 2, SLOTarget: slo})
+	lim.Start()
+	for range 2 {
+		lim.Take()
+		lim.Observe(100 * time.Millisecond) // the dependency takes 100ms
+	}
+	time.Sleep(600 * time.Millisecond)
+	first := lim.Take()
+	ctx, cancel := context.WithDeadline(context.Background(), first.Add(tight))
+	defer cancel()
+	start := time.Now()
+	if _, err := lim.TakeContext(ctx); !errors.Is(err, agilelimiter.ErrDeadline) || time.Since(start) != 0 {
+		t.Errorf("slot at +500ms, deadline +%v, round trip 100ms, SLO %v: err %v after %v; want ErrDeadline at once", tight, slo, err, time.Since(start))
+	}
+	ctx2, cancel2 := context.WithDeadline(context.Background(), first.Add(roomy))
+	defer cancel2()
+	if got, err := lim.TakeContext(ctx2); err != nil || got.Sub(first) != 500*time.Millisecond {
+		t.Errorf("deadline +%v, SLO %v: %v, %v; want the slot at +500ms", roomy, slo, got.Sub(first), err)
+	}
+	return lim
+}
+
 func TestTakeContext(t *testing.T) {
 	t.Run("late slot refused at once", func(t *testing.T) {
 		synctest.Test(t, func(t *testing.T) {
@@ -244,28 +273,9 @@ func TestTakeContext(t *testing.T) {
 	})
 	t.Run("a slot too close to the deadline for a round trip is refused", func(t *testing.T) {
 		synctest.Test(t, func(t *testing.T) {
-			lim := agilelimiter.New(agilelimiter.Config{MinRate: 2, MaxRate: 2, InitialRate: 2})
-			lim.Start()
+			// The round trip, 100ms, is the time a slot must leave.
+			lim := checkReserve(t, 0, 550*time.Millisecond, 650*time.Millisecond)
 			defer lim.Stop()
-			for range 2 {
-				lim.Take()
-				lim.Observe(100 * time.Millisecond) // the dependency takes 100ms
-			}
-			// A round closes with what it has after half a second: its p99,
-			// 100ms, is the round trip a slot must leave room for.
-			time.Sleep(600 * time.Millisecond)
-			first := lim.Take()
-			tight, cancel := context.WithDeadline(context.Background(), first.Add(550*time.Millisecond))
-			defer cancel()
-			start := time.Now()
-			if _, err := lim.TakeContext(tight); !errors.Is(err, agilelimiter.ErrDeadline) || time.Since(start) != 0 {
-				t.Fatalf("slot at +500ms, deadline +550ms, round trip 100ms: err %v after %v; want ErrDeadline at once", err, time.Since(start))
-			}
-			roomy, cancel2 := context.WithDeadline(context.Background(), first.Add(650*time.Millisecond))
-			defer cancel2()
-			if got, err := lim.TakeContext(roomy); err != nil || got.Sub(first) != 500*time.Millisecond {
-				t.Errorf("deadline +650ms: %v, %v; want the slot at +500ms", got.Sub(first), err)
-			}
 			// A free slot is always taken, however short the deadline.
 			time.Sleep(time.Second)
 			short, cancel3 := context.WithTimeout(context.Background(), time.Millisecond)
@@ -277,28 +287,9 @@ func TestTakeContext(t *testing.T) {
 	})
 	t.Run("a caller goes out with at least the SLO before its deadline", func(t *testing.T) {
 		synctest.Test(t, func(t *testing.T) {
-			lim := agilelimiter.New(agilelimiter.Config{MinRate: 2, MaxRate: 2, InitialRate: 2, SLOTarget: 300 * time.Millisecond})
-			lim.Start()
-			defer lim.Stop()
-			for range 2 {
-				lim.Take()
-				lim.Observe(100 * time.Millisecond)
-			}
-			time.Sleep(600 * time.Millisecond)
-			first := lim.Take()
 			// The round trip is 100ms, but the dependency is promised 300ms:
 			// a slot at +500ms needs the deadline at +800ms or later.
-			tight, cancel := context.WithDeadline(context.Background(), first.Add(750*time.Millisecond))
-			defer cancel()
-			start := time.Now()
-			if _, err := lim.TakeContext(tight); !errors.Is(err, agilelimiter.ErrDeadline) || time.Since(start) != 0 {
-				t.Fatalf("slot at +500ms, deadline +750ms, SLO 300ms: err %v after %v; want ErrDeadline at once", err, time.Since(start))
-			}
-			roomy, cancel2 := context.WithDeadline(context.Background(), first.Add(850*time.Millisecond))
-			defer cancel2()
-			if got, err := lim.TakeContext(roomy); err != nil || got.Sub(first) != 500*time.Millisecond {
-				t.Errorf("deadline +850ms: %v, %v; want the slot at +500ms", got.Sub(first), err)
-			}
+			checkReserve(t, 300*time.Millisecond, 750*time.Millisecond, 850*time.Millisecond).Stop()
 		})
 	})
 	t.Run("deadline that allows the slot waits for it", func(t *testing.T) {
