@@ -71,7 +71,8 @@ type controller struct {
 	inflight float64
 	// first is a rate limit's window before its first round (w is +Inf
 	// until then): one tick of the initial rate, at least initialWindow,
-	// and one more call for each answer (TCP's slow start, ack-clocked).
+	// one call wider for each answer, so that each answer lets two out
+	// (TCP's slow start, ack-clocked).
 	first  float64
 	sent   []float64
 	sentI  int
@@ -364,7 +365,9 @@ func (c *controller) step(in tick) float64 {
 		if uses("lost") {
 			c.inflight = math.Min(c.inflight, c.recent)
 		}
-		c.first += in.completions
+		if math.IsInf(c.w, 1) {
+			c.first += in.completions
+		}
 	}
 	c.view.samples, c.view.synthetic = int(in.hist.n+in.unreachable), int(in.unreachable)
 	c.now = in.now
@@ -380,8 +383,7 @@ func (c *controller) step(in tick) float64 {
 // the latency seen (the limit) plus the room it has left over one round
 // trip (slack). While refusals back the rate off, no faster than the limit.
 func (c *controller) pace(in tick) float64 {
-	w := c.w
-	if math.IsInf(w, 1) && uses("ack-start") {
+	if c.s.rate && math.IsInf(c.w, 1) && uses("ack-start") {
 		// No round yet: the ack clock alone. A rate let in for the half
 		// second a first round may take filled a processor shared past
 		// its knee with more calls than it could answer before they timed
@@ -392,7 +394,7 @@ func (c *controller) pace(in tick) float64 {
 		// up as down).
 		return math.Max(math.Min(c.limit, math.Max(c.first-c.inflight, 0)/math.Max(in.dt.Seconds(), 1e-9)), c.s.min)
 	}
-	if !c.s.rate || math.IsInf(w, 1) || in.dt <= 0 || !uses("gate") {
+	if !c.s.rate || math.IsInf(c.w, 1) || in.dt <= 0 || !uses("gate") {
 		return c.limit
 	}
 	room := math.Max(c.w-c.inflight+in.completions, 0)
