@@ -205,6 +205,9 @@ func WriteLuckText(w io.Writer, l Luck) {
 		arms []ArmLuck
 	}{{"outbound", l.Outbound}, {"inbound", l.Inbound}} {
 		for _, a := range d.arms {
+			if a.N == 0 {
+				continue // a direction not run (the command's -direction)
+			}
 			fmt.Fprintf(w, "%-8s %-12s meets %s of %d (on every draw %d, on any %d) | one run's of-oracle ± %.3f\n",
 				d.name, a.Arm, joinInts(a.Met), a.N, a.Always, a.Ever, a.SD)
 		}

@@ -58,6 +58,31 @@ func TestLuckOf(t *testing.T) {
 	}
 }
 
+// TestTextLeavesOutADirectionNotRun: the command's -direction runs one
+// direction's scenarios; the other's arms have no rows, and its lines
+// (meets 0 of 0, a median of nothing) would read as figures.
+func TestTextLeavesOutADirectionNotRun(t *testing.T) {
+	var reps []Report
+	for i, d := range []string{"", "/d1"} {
+		r := luckReport(d, [3][2]float64{{0.9, 0.8}, {0.9, 0.8}, {0.9, 0.8}}, [3]bool{true, true, i == 0})
+		r.Outbound = Evaluation{Direction: Outbound, Arms: []string{"agile"}}
+		reps = append(reps, r)
+	}
+	l, err := LuckOf(reps)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var buf bytes.Buffer
+	WriteText(&buf, reps[0].Summarize())
+	WriteLuckText(&buf, l)
+	if strings.Contains(buf.String(), "outbound") {
+		t.Errorf("text reports the direction not run:\n%s", buf.String())
+	}
+	if !strings.Contains(buf.String(), "inbound  agile        meets 3, 2 of 3") {
+		t.Errorf("text lacks the direction run:\n%s", buf.String())
+	}
+}
+
 func TestLuckOfRefusesMismatchedDraws(t *testing.T) {
 	d0 := luckReport("", [3][2]float64{}, [3]bool{})
 	if _, err := LuckOf([]Report{d0}); err == nil {

@@ -145,6 +145,9 @@ func WriteText(w io.Writer, s Summary) {
 		arms []ArmSummary
 	}{{"outbound", s.Outbound}, {"inbound", s.Inbound}} {
 		for _, a := range d.arms {
+			if a.N == 0 {
+				continue // a direction not run (the command's -direction)
+			}
 			fmt.Fprintf(w, "%-8s %-12s of-oracle median %.2f p10 %.2f worst %.2f | inside median %5.1f%% p10 %5.1f%% worst %5.1f%% | goal %d/%d\n",
 				d.name, a.Arm, a.OfOracle.Median, a.OfOracle.P10, a.OfOracle.Worst,
 				100*a.Inside.Median, 100*a.Inside.P10, 100*a.Inside.Worst, a.Meets, a.N)

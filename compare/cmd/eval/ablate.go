@@ -84,8 +84,8 @@ func figures(s, base eval.Summary) string {
 	line := ""
 	for _, dir := range []eval.Direction{eval.Outbound, eval.Inbound} {
 		a, ok := s.Arm(dir, "agile")
-		if !ok {
-			continue
+		if !ok || a.N == 0 {
+			continue // not run (-direction)
 		}
 		b, hasBase := base.Arm(dir, "agile")
 		f := func(v, w float64) string {

@@ -83,6 +83,7 @@ func main() {
 	trace := flag.String("trace", "", "run one scenario (a named one, out-N or in-N, /dK for another draw) with the agile arm alone and print its controller's every tick")
 	draw := flag.Uint64("draw", 0, "run the seed sets' scenarios on this draw of their randomness (0: their own, the one reports read): how far a figure moves between draws is how much of it is luck")
 	draws := flag.Int("draws", 1, "run the seed sets on this many draws, from -draw on, and report what the figures keep from draw to draw (at least 2 for a report of luck)")
+	direction := flag.String("direction", "", "run only this direction's seeded scenarios, outbound or inbound (empty: both): a change to one limiter's side is judged in half the time")
 	cache := flag.String("sweeps", "", "JSON file to take the oracle's sweeps from and add new ones to (empty: none): the sweeps do not depend on the limiter, so tuning runs reuse them")
 	flag.Parse()
 
@@ -119,6 +120,20 @@ func main() {
 	}
 	for i := range sets {
 		sets[i].Draw = *draw
+		switch *direction {
+		case "":
+		case "outbound":
+			sets[i].Inbound = 0
+		case "inbound":
+			sets[i].Outbound = 0
+		default:
+			fmt.Fprintf(os.Stderr, "eval: -direction %q: want outbound or inbound\n", *direction)
+			os.Exit(2)
+		}
+	}
+	if *direction != "" && *out != "" && *trace == "" && *ablate == "" {
+		fmt.Fprintln(os.Stderr, `eval: -direction leaves half the report out: add -out ""`)
+		os.Exit(2)
 	}
 
 	rules := splitNonEmpty(*ablate)
