@@ -118,22 +118,22 @@ func main() {
 		fmt.Fprintln(os.Stderr, `eval: -draw is a measure of luck, not a report: add -out ""`)
 		os.Exit(2)
 	}
-	for i := range sets {
-		sets[i].Draw = *draw
-		switch *direction {
-		case "":
-		case "outbound":
-			sets[i].Inbound = 0
-		case "inbound":
-			sets[i].Outbound = 0
-		default:
-			fmt.Fprintf(os.Stderr, "eval: -direction %q: want outbound or inbound\n", *direction)
-			os.Exit(2)
-		}
+	if *direction != "" && *direction != "outbound" && *direction != "inbound" {
+		fmt.Fprintf(os.Stderr, "eval: -direction %q: want outbound or inbound\n", *direction)
+		os.Exit(2)
 	}
 	if *direction != "" && *out != "" && *trace == "" && *ablate == "" {
 		fmt.Fprintln(os.Stderr, `eval: -direction leaves half the report out: add -out ""`)
 		os.Exit(2)
+	}
+	for i := range sets {
+		sets[i].Draw = *draw
+		switch *direction {
+		case "outbound":
+			sets[i].Inbound = 0
+		case "inbound":
+			sets[i].Outbound = 0
+		}
 	}
 
 	rules := splitNonEmpty(*ablate)
