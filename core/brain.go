@@ -48,6 +48,9 @@ type tick struct {
 	// completions counts the calls that came back during the tick, for
 	// either limiter: samples, Unavailable calls and Aborted answers.
 	completions float64
+	// held is how many calls are in flight at the tick, if the actuator
+	// knows it (a semaphore); −1 if not (a rate limit counts its own).
+	held float64
 }
 
 // actuator is the half of a limiter the brain drives once a tick.
@@ -61,6 +64,9 @@ type actuator interface {
 	apply(limit float64, paused bool)
 	// live fills the actuator's live counters and gauges into st.
 	live(st *Stats)
+	// held returns how many calls are in flight now, or −1 if the
+	// actuator does not know.
+	held() float64
 	// paused reports whether a pause the resource asked for is in force at
 	// now (see Limiter.PauseUntil).
 	paused(now time.Time) bool
@@ -163,6 +169,7 @@ func (b *brain) tick(a actuator, now time.Time) {
 	in.completions = float64(b.snap.n + in.unreachable + aborted)
 	in.saturated, in.admitted = a.load(b.ctl.limit, dt)
 	in.paused = a.paused(now)
+	in.held = a.held()
 	// A rate limit compares what it sends with what comes back only while
 	// most answers are samples. When most carry none (cache hits, cheap 4xx
 	// routed as Aborted), the samples describe a minority of the calls paced:

@@ -538,3 +538,61 @@ func TestModelFloorProbeLastsForItsAnswers(t *testing.T) {
 		t.Errorf("floor %v; want the latency the probe saw, %v", got, time.Duration(at(70*ms)))
 	}
 }
+
+// hold runs one tick in which admitted calls went out, held were in flight at
+// its end and n answers of latency d came back.
+func hold(c *controller, admitted, held float64, n int, d time.Duration) {
+	dt := c.s.tick
+	c.step(tick{hist: samples(n, d), saturated: true, admitted: admitted / dt.Seconds(),
+		held: held, dt: dt, now: clock, completions: float64(n)})
+}
+
+func TestModelCallsOutPastTheSLOAreABreach(t *testing.T) {
+	// A processor shared far past its knee answers every call late, and
+	// all at once: 40 calls let out together, none back after the SLO.
+	const slo = 500 * ms
+	c := newSemaphore(t, ConcurrencyConfig{MaxLimit: 100, InitialLimit: 40, SLOTarget: slo})
+	young := int(slo / c.s.tick)
+	hold(c, 40, 40, 0, 0)
+	for i := 1; i < young; i++ {
+		hold(c, 0, 40, 0, 0)
+		expect(t, c, "inside the SLO", 40, decBlind)
+	}
+	// The first tick at which every call in flight went out more than an
+	// SLO ago: 40 calls past it, of 40; the window is 0.7 of them.
+	hold(c, 0, 40, 0, 0)
+	expect(t, c, "past the SLO", congestionCut*40, decSLO)
+	// The same calls still out are the same evidence: no second cut.
+	for range 2 * young {
+		hold(c, 0, 40, 0, 0)
+		expect(t, c, "still out", congestionCut*40, decSettle)
+	}
+	// They come back, late: their answers describe the window before the
+	// cut, and are not read.
+	hold(c, 28, 28, 40, 1200*ms)
+	expect(t, c, "back", congestionCut*40, decSettle)
+	hold(c, 0, 28, 0, 0)
+	expect(t, c, "after", congestionCut*40, decBlind)
+}
+
+func TestModelAFewCallsOutPastTheSLOAreItsShare(t *testing.T) {
+	// 100 calls a tick, of which two stay out past the SLO: a dear route's
+	// share, not a breach (the binomial test of answers, at 1%).
+	const slo = 300 * ms
+	c := newSemaphore(t, ConcurrencyConfig{MaxLimit: 1000, InitialLimit: 200, SLOTarget: slo})
+	ticks := int(slo / c.s.tick)
+	young := float64(ticks) * 100
+	for i := 1; i <= ticks; i++ {
+		hold(c, 100, float64(i)*100, 0, 0)
+	}
+	for range 2 * ticks {
+		hold(c, 100, young+2, 0, 0)
+	}
+	expect(t, c, "two past the SLO among 300", 200, decBlind)
+	if c.stuck != 2 {
+		t.Fatalf("stuck %.1f; want 2", c.stuck)
+	}
+	// Ten of 310 are more than 1% explains.
+	hold(c, 100, young+10, 0, 0)
+	expect(t, c, "ten past it: the window, not what is in flight, is cut", congestionCut*200, decSLO)
+}

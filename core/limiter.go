@@ -214,6 +214,10 @@ func (l *Limiter) load(rate float64, dt time.Duration) (bool, float64) {
 	return saturated, float64(dAdm) / dt.Seconds()
 }
 
+// held implements actuator: a rate limit does not know what is in flight
+// (a call taken is not released); the controller counts it.
+func (l *Limiter) held() float64 { return -1 }
+
 // paused implements actuator.
 func (l *Limiter) paused(now time.Time) bool { return !l.b.pausedUntil(now).IsZero() }
 

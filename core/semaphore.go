@@ -29,6 +29,7 @@ type ConcurrencyLimiter struct {
 	rejected atomic.Uint64
 
 	lastRejected uint64 // under brain.mu
+	lastAdmitted uint64 // under brain.mu
 }
 
 // NewConcurrency returns a ConcurrencyLimiter for c. It panics with a message
@@ -141,16 +142,23 @@ func (l *ConcurrencyLimiter) live(st *Stats) {
 }
 
 // load implements actuator: demand reached the limit when the peak in flight
-// during the tick came within 80% of it, or someone was refused. A semaphore
-// does not pace in time: it reports no admitted rate.
-func (l *ConcurrencyLimiter) load(limit float64, _ time.Duration) (bool, float64) {
+// during the tick came within 80% of it, or someone was refused; and how many
+// requests per second it admitted.
+func (l *ConcurrencyLimiter) load(limit float64, dt time.Duration) (bool, float64) {
 	peak := l.peak.Swap(l.inflight.Load())
 	l.peakLast.Store(peak)
-	rej := l.rejected.Load()
-	dRej := rej - l.lastRejected
-	l.lastRejected = rej
-	return float64(peak) >= math.Ceil(0.8*float64(slots(limit, l.s.max))) || dRej > 0, 0
+	rej, adm := l.rejected.Load(), l.admitted.Load()
+	dRej, dAdm := rej-l.lastRejected, adm-l.lastAdmitted
+	l.lastRejected, l.lastAdmitted = rej, adm
+	var rate float64
+	if dt > 0 {
+		rate = float64(dAdm) / dt.Seconds()
+	}
+	return float64(peak) >= math.Ceil(0.8*float64(slots(limit, l.s.max))) || dRej > 0, rate
 }
+
+// held implements actuator: the slots held now.
+func (l *ConcurrencyLimiter) held() float64 { return float64(l.inflight.Load()) }
 
 // paused implements actuator: a semaphore is never paused.
 func (l *ConcurrencyLimiter) paused(time.Time) bool { return false }

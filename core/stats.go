@@ -40,7 +40,8 @@ type Stats struct {
 	// answers), "gather" (a round is under way), "settle" (after a cut, the
 	// answers still come from before it), "refused" (Unavailable answers:
 	// the window halves), "slo" (more answers past SLOTarget than 1%
-	// explains: the window cut to 0.7 of what was in flight), "tail" (the
+	// explains, or more calls out for longer than it: the window cut to
+	// 0.7 of what was in flight), "tail" (the
 	// resource's own share past the SLO), "floor-probe" and "floor" (the
 	// floor measured with a narrower window), "idle" (demand did not fill the
 	// window), "queue" (it did not, but queued), "startup" (doubling),
