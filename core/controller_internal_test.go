@@ -207,6 +207,48 @@ func TestModelRefusalsHalveTheWindowThenStartUp(t *testing.T) {
 	}
 }
 
+func TestModelStartupAfterRefusalsGrowsOnEachAnswer(t *testing.T) {
+	c := newSemaphore(t, ConcurrencyConfig{MaxLimit: 200, InitialLimit: 40, SLOTarget: 100 * ms})
+	feed(c, 200, 20*ms, 0, true)
+	expect(t, c, "startup", 81, decStartup)
+	for range 8 {
+		feed(c, 0, 0, 30, true)
+	}
+	expect(t, c, "an outage", 1, decRefused)
+	// The outage is over. A round needs eight answers, several round trips
+	// at a window of one call: each answer without a queue over the floor
+	// the first round measured widens the window by one meanwhile (TCP's
+	// slow start, ack-clocked).
+	feed(c, 2, 20*ms, 0, true)
+	expect(t, c, "two answers", 3, decGather)
+	// A slow answer is not one without a queue.
+	feed(c, 1, 40*ms, 0, true)
+	expect(t, c, "a slow answer", 3, decGather)
+	feed(c, 3, 20*ms, 0, true)
+	expect(t, c, "three more", 6, decGather)
+	// The round closes at eight answers. Past roundSamples calls a round
+	// is a round trip or less, and startup's doubling by rounds is the
+	// ack clock's: it stops there, and the round (which held fewer
+	// calls in flight than that) keeps the window.
+	feed(c, 4, 20*ms, 0, true)
+	expect(t, c, "the round", roundSamples, decStartup)
+
+	// A window of four calls before the outage: the ack clock regrows half
+	// of it (TCP's ssthresh), and the rounds decide the rest. One or two
+	// workers whose floor holds some of their queue were pushed to eight
+	// calls, past their knee, before a round could show it.
+	c = newSemaphore(t, ConcurrencyConfig{MaxLimit: 200, InitialLimit: 4, SLOTarget: 100 * ms})
+	feed(c, epochSamples, 20*ms, 0, true) // an epoch: the floor is measured
+	c.cold = false
+	c.setWindow(4, evidence{})
+	for range 3 {
+		feed(c, 0, 0, 30, true)
+	}
+	expect(t, c, "a small window's outage", 1, decRefused)
+	feed(c, 3, 20*ms, 0, true)
+	expect(t, c, "three answers", 2, decGather)
+}
+
 func TestModelRefusalsBackOffTheRate(t *testing.T) {
 	// A rate limit lets out 1200 calls a second at 5 ms (its window of 20
 	// would carry 4800). A refused call comes back at once, and a window
