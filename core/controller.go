@@ -471,7 +471,9 @@ func (c *controller) decide(in tick) decision {
 		*r = round{}
 		return decSettle
 	}
-	if c.cold && !c.probe.on && c.floorMed > 0 && !c.guess && in.saturated && in.unreachable == 0 && c.w < roundSamples && uses("ack-grow") && (c.ssthresh > 0 || !uses("ssthresh")) {
+	grew := false
+	if c.cold && !c.probe.on && c.floorMed > 0 && !c.guess && in.saturated && in.unreachable == 0 &&
+		c.w < roundSamples && uses("ack-grow") && (c.ssthresh > 0 || !uses("ssthresh")) {
 		// In startup after refusals, each answer without a queue (inside
 		// startupWait of a floor a round measured, not the first round's
 		// guess) widens the window by one call, up to roundSamples calls
@@ -496,7 +498,7 @@ func (c *controller) decide(in tick) decision {
 		if !c.s.rate {
 			w = math.Min(w, c.s.max)
 		}
-		if w > c.w {
+		if grew = w > c.w; grew {
 			c.setWindow(w, evidence{})
 		}
 	}
@@ -540,6 +542,9 @@ func (c *controller) decide(in tick) decision {
 		(r.hist.n < roundSamples || r.dt < time.Duration(c.floorMed) || c.floorMed == 0 && r.dt < r.hist.median()):
 		// A round is a round trip with enough answers to know its
 		// deciles: shorter, it sees only the fastest of what it sent.
+		if grew {
+			return decStartup // the window grew by the ack clock
+		}
 		return decGather
 	}
 	e := c.read()

@@ -220,12 +220,12 @@ func TestModelStartupAfterRefusalsGrowsOnEachAnswer(t *testing.T) {
 	// the first round measured widens the window by one meanwhile (TCP's
 	// slow start, ack-clocked).
 	feed(c, 2, 20*ms, 0, true)
-	expect(t, c, "two answers", 3, decGather)
+	expect(t, c, "two answers", 3, decStartup)
 	// A slow answer is not one without a queue.
 	feed(c, 1, 40*ms, 0, true)
 	expect(t, c, "a slow answer", 3, decGather)
 	feed(c, 3, 20*ms, 0, true)
-	expect(t, c, "three more", 6, decGather)
+	expect(t, c, "three more", 6, decStartup)
 	// The round closes at eight answers. Past roundSamples calls a round
 	// is a round trip or less, and startup's doubling by rounds is the
 	// ack clock's: it stops there, and the round (which held fewer
@@ -246,7 +246,7 @@ func TestModelStartupAfterRefusalsGrowsOnEachAnswer(t *testing.T) {
 	}
 	expect(t, c, "a small window's outage", 1, decRefused)
 	feed(c, 3, 20*ms, 0, true)
-	expect(t, c, "three answers", 2, decGather)
+	expect(t, c, "three answers", 2, decStartup)
 }
 
 func TestModelRefusalsBackOffTheRate(t *testing.T) {
