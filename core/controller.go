@@ -485,8 +485,10 @@ func (c *controller) decide(in tick) decision {
 		// trip, and its doubling is the ack clock's. Ablation, three
 		// draws: development outbound meets 309 → 313 of 360 (goodput
 		// ×1.004, −2/+16, p 0.00), inbound 220 → 221 of 270; training
-		// outbound 108 → 109 of 120, inbound 69 → 68 of 90; compare/sim's
-		// outage 0.955 → 0.988 of the oracle. Without ssthresh, one or two
+		// outbound 108 → 109 of 120, inbound 69 → 68 of 90; on draws 3–5,
+		// development 310 → 315 and 215 → 217, training 107 → 108 and
+		// 63 → 65; compare/sim's outage 0.955 → 0.988 of the oracle.
+		// Without ssthresh (neutral on those figures), one or two
 		// workers whose floor holds some of their queue grew to eight
 		// calls before a round showed it (development out-109, M/M/2:
 		// 93.2% → 90.7% inside; out-1004 of the quick validation set).

@@ -217,8 +217,9 @@ func TestModelStartupAfterRefusalsGrowsOnEachAnswer(t *testing.T) {
 	expect(t, c, "an outage", 1, decRefused)
 	// The outage is over. A round needs eight answers, several round trips
 	// at a window of one call: each answer without a queue over the floor
-	// the first round measured widens the window by one meanwhile (TCP's
-	// slow start, ack-clocked).
+	// (measured by the epoch of the 200 answers above, not the first
+	// round's guess) widens the window by one meanwhile (TCP's slow start,
+	// ack-clocked).
 	feed(c, 2, 20*ms, 0, true)
 	expect(t, c, "two answers", 3, decStartup)
 	// A slow answer is not one without a queue.
