@@ -582,6 +582,31 @@ func TestModelFloorProbeLastsForItsAnswers(t *testing.T) {
 	}
 }
 
+func TestModelFloorProbeThatHearsNothingEnds(t *testing.T) {
+	// A probe lasts a time even when nothing answers in it: one worker
+	// holding a report that takes seconds sent nothing back, and the
+	// window sat at the probe's for as long (development in-165: a window
+	// of one call for 3 s where the best fixed limit is 4, 0.56 → 0.90 of
+	// the oracle). The floor stays as it was; the window is back.
+	c := newSemaphore(t, ConcurrencyConfig{MaxLimit: 100, InitialLimit: 20})
+	c.cold = false
+	feed(c, 100, 20*ms, 0, true)
+	c.w, c.limit = 20, 20
+	c.probed-- // a new floor period
+	feed(c, 40, 20*ms, 0, true)
+	expect(t, c, "probe", 13, decFloorProbe)
+	for c.settling {
+		feed(c, 0, 0, 0, true)
+	}
+	feed(c, 0, 0, 0, true) // 100 ms: the probe goes on
+	expect(t, c, "100 ms, no answer", 13, decBlind)
+	feed(c, 0, 0, 0, true)
+	expect(t, c, "200 ms, no answer", 20, decFloor)
+	if got := time.Duration(c.floorMed); got != time.Duration(at(20*ms)) {
+		t.Errorf("floor %v; want it kept, %v", got, time.Duration(at(20*ms)))
+	}
+}
+
 // hold runs one tick in which admitted calls went out, held were in flight at
 // its end and n answers of latency d came back.
 func hold(c *controller, admitted, held float64, n int, d time.Duration) {

@@ -43,8 +43,9 @@ type Stats struct {
 	// explains, or more calls out for longer than it: the window cut to
 	// 0.7 of what was in flight), "tail" (the resource's own share past the
 	// SLO), "floor-probe" and "floor" (the floor measured with a narrower
-	// window), "idle" (demand did not fill the window), "queue" (it did
-	// not, but queued), "startup" (doubling by rounds; after refusals, also
+	// window, and the window back when the probe's time is up), "idle"
+	// (demand did not fill the window), "queue" (it did not, but queued),
+	// "startup" (doubling by rounds; after refusals, also
 	// a call for each answer without a queue), "regain" (doubling back
 	// after SLO cuts), "window" (TCP Vegas' step) or "unmoved" (a narrower
 	// window left the wait: held) or "paused" (the dependency asked for a
