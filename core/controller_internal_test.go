@@ -330,16 +330,24 @@ func TestModelFloorProbeRunsOnTheClock(t *testing.T) {
 	}
 }
 
-func TestModelFloorProbeMeasuresTheFloorUpOrDown(t *testing.T) {
-	// The floor moved from 20 to 50 ms (a level shift): the probe's round
-	// is the floor, and the window goes back to where it was.
+// probing returns the law of a window of 20 calls over a floor of 20 ms, in
+// the floor probe of a new floor period that began on a tick of answers at d.
+func probing(t *testing.T, d time.Duration) *controller {
+	t.Helper()
 	c := newSemaphore(t, ConcurrencyConfig{MaxLimit: 100, InitialLimit: 20})
 	c.cold = false
 	feed(c, 100, 20*ms, 0, true)
 	c.w, c.limit = 20, 20
 	c.probed-- // a new floor period
-	feed(c, 40, 50*ms, 0, true)
+	feed(c, 40, d, 0, true)
 	expect(t, c, "probe", 13, decFloorProbe) // two thirds of 20
+	return c
+}
+
+func TestModelFloorProbeMeasuresTheFloorUpOrDown(t *testing.T) {
+	// The floor moved from 20 to 50 ms (a level shift): the probe's round
+	// is the floor, and the window goes back to where it was.
+	c := probing(t, 50*ms)
 	for c.settling {
 		feed(c, 20, 50*ms, 0, true)
 	}
@@ -588,13 +596,7 @@ func TestModelFloorProbeThatHearsNothingEnds(t *testing.T) {
 	// window sat at the probe's for as long (development in-165: a window
 	// of one call for 3 s where the best fixed limit is 4, 0.56 → 0.90 of
 	// the oracle). The floor stays as it was; the window is back.
-	c := newSemaphore(t, ConcurrencyConfig{MaxLimit: 100, InitialLimit: 20})
-	c.cold = false
-	feed(c, 100, 20*ms, 0, true)
-	c.w, c.limit = 20, 20
-	c.probed-- // a new floor period
-	feed(c, 40, 20*ms, 0, true)
-	expect(t, c, "probe", 13, decFloorProbe)
+	c := probing(t, 20*ms)
 	for c.settling {
 		feed(c, 0, 0, 0, true)
 	}
