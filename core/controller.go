@@ -528,7 +528,7 @@ func (c *controller) decide(in tick) decision {
 		return decSLO
 	}
 	switch {
-	case n == 0 && c.probe.on && r.dt >= max(probeTime, time.Duration(c.floorMed), c.probe.d) && uses("probe-timeout"):
+	case n == 0 && c.probe.on && r.dt >= c.probeLasts() && uses("probe-timeout"):
 		// A floor probe lasts a time even when nothing comes back in it:
 		// the floor stays as it was, and the window is back. It waited
 		// for an answer: one worker holding a report that takes seconds
@@ -538,9 +538,7 @@ func (c *controller) decide(in tick) decision {
 		// 222, 217 → 221 of 270; training 68 → 70, 65 → 64 of 90),
 		// outbound as many (±1) with its worst up on three of four runs
 		// (development 0.31 → 0.51; training 0.52 → 0.64, 0.36 → 0.58).
-		c.probe.on = false
-		c.cut.on = false
-		c.setWindow(c.probe.w, evidence{})
+		c.endProbe(c.probe.w, evidence{})
 		*r = round{}
 		return decFloor
 	case n == 0:
@@ -552,7 +550,7 @@ func (c *controller) decide(in tick) decision {
 		// A floor probe lasts a time, not a count of answers (at half the
 		// window a count takes twice as long): probeTime, a floor latency,
 		// or the time its window takes to carry probeSamples answers.
-		if r.unreachable == 0 && r.dt < max(probeTime, time.Duration(c.floorMed), c.probe.d) {
+		if r.unreachable == 0 && r.dt < c.probeLasts() {
 			return decFloorProbe
 		}
 	case r.unreachable == 0 && r.dt < roundMaxTime &&
@@ -702,6 +700,20 @@ func (c *controller) startProbe(w float64, e evidence) {
 	c.setWindow(w, e)
 }
 
+// probeLasts is how long a floor probe lasts: probeTime, a floor latency, or
+// the time its window takes to carry probeSamples answers (startProbe),
+// whichever is longest.
+func (c *controller) probeLasts() time.Duration {
+	return max(probeTime, time.Duration(c.floorMed), c.probe.d)
+}
+
+// endProbe ends a floor probe with the window at w: Vegas' cuts before it
+// are not the ones after it.
+func (c *controller) endProbe(w float64, e evidence) {
+	c.probe.on, c.cut.on = false, false
+	c.setWindow(w, e)
+}
+
 // resume restarts the window after a pause the resource asked for, as TCP
 // does after a retransmission timeout: at its floor, in startup, which
 // doubles it each round back to what the resource holds once answers come.
@@ -769,7 +781,6 @@ func (c *controller) law(e evidence) decision {
 
 	if c.probe.on {
 		// The floor probe's round is the floor, up or down.
-		c.probe.on = false
 		w := c.probe.w
 		if c.last.n >= probeSamples {
 			if e.latency > queueOnset*c.floorMed && c.cut.on && uses("shift-back") {
@@ -779,8 +790,7 @@ func (c *controller) law(e evidence) decision {
 			}
 			c.anchor(e.mean, e.latency, &c.last)
 		}
-		c.cut.on = false
-		c.setWindow(w, e)
+		c.endProbe(w, e)
 		return decFloor
 	}
 

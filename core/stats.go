@@ -45,11 +45,11 @@ type Stats struct {
 	// SLO), "floor-probe" and "floor" (the floor measured with a narrower
 	// window, and the window back when the probe's time is up), "idle"
 	// (demand did not fill the window), "queue" (it did not, but queued),
-	// "startup" (doubling by rounds; after refusals, also
-	// a call for each answer without a queue), "regain" (doubling back
-	// after SLO cuts), "window" (TCP Vegas' step) or "unmoved" (a narrower
-	// window left the wait: held) or "paused" (the dependency asked for a
-	// pause: see [Limiter.PauseUntil]).
+	// "startup" (doubling by rounds; after refusals, also a call for each
+	// answer without a queue), "regain" (doubling back after SLO cuts),
+	// "window" (TCP Vegas' step) or "unmoved" (a narrower window left the
+	// wait: held) or "paused" (the dependency asked for a pause: see
+	// [Limiter.PauseUntil]).
 	Decision string
 	// Ticks counts controller ticks since New.
 	Ticks uint64
