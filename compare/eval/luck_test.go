@@ -9,13 +9,15 @@ import (
 
 // luckReport is one draw of three inbound scenarios, arms agile and
 // failsafe-go: each cell is (of-oracle, meets), goodput = of-oracle × 100.
+// agile answers everything inside the SLO; failsafe-go 99.5% of it, but 98%
+// in in-2.
 func luckReport(draw string, cells [3][2]float64, meets [3]bool) Report {
 	ev := Evaluation{Direction: Inbound, Arms: []string{"agile", "failsafe-go"}}
 	for i, c := range cells {
 		name := []string{"in-1", "in-2", "in-3"}[i] + draw
 		ev.Rows = append(ev.Rows, Row{Scenario: Scenario{Name: name}, Cells: []Cell{
-			{Result: Result{Goodput: 100 * c[0]}, OfOracle: c[0], Meets: meets[i]},
-			{Result: Result{Goodput: 100 * c[1]}, OfOracle: c[1]},
+			{Result: Result{Goodput: 100 * c[0], Inside: 1}, OfOracle: c[0], Meets: meets[i]},
+			{Result: Result{Goodput: 100 * c[1], Inside: []float64{0.995, 0.98, 0.995}[i]}, OfOracle: c[1]},
 		}})
 	}
 	return Report{Inbound: ev}
@@ -48,10 +50,16 @@ func TestLuckOf(t *testing.T) {
 	if p.At[0] != 2 || p.At[1] != 2 || p.Flips != 2 || p.OnMeans != 3 || p.Near != 1 || p.NearAt != 1 {
 		t.Errorf("parity = %+v; want at 2, 2, flips 2, on means 3, near 1, near at 1", *p)
 	}
+	// failsafe-go ahead: in-2 on draw 0 (98% inside, past a p99) and in-3
+	// on draw 1 (99.5%).
+	if p.Behind != 2 || p.PastP99 != 1 {
+		t.Errorf("failsafe-go ahead in %d runs, %d of them past the p99; want 2 and 1", p.Behind, p.PastP99)
+	}
 	var buf bytes.Buffer
 	WriteLuckText(&buf, l)
 	WriteLuckMarkdown(&buf, l, 0)
-	for _, want := range []string{"meets 2, 1 of 3 (on every draw 1, on any 2)", "2 flip between draws", "| inbound | agile | 2, 1 of 3 | 1 | 2 |"} {
+	for _, want := range []string{"meets 2, 1 of 3 (on every draw 1, on any 2)", "2 flip between draws", "| inbound | agile | 2, 1 of 3 | 1 | 2 |",
+		"failsafe-go ahead in 2 runs, under 99% inside in 1 of them", "Of the 2 runs (a scenario on one draw) in which failsafe-go got more through, it answered less than 99% of what it admitted inside the SLO in 1"} {
 		if !strings.Contains(buf.String(), want) {
 			t.Errorf("report lacks %q:\n%s", want, buf.String())
 		}
