@@ -48,6 +48,9 @@ type ParityLuck struct {
 	// mean is at least failsafe-go's: there, beating it by more than the
 	// luck of a run means beating the oracle.
 	Near, NearAt int
+	// NearAgile and NearFailsafe are the two arms' mean of-oracle over
+	// those scenarios and draws: how far behind agile is where it is behind.
+	NearAgile, NearFailsafe float64
 	// SD is the pooled standard deviation of one run's difference
 	// (agile − failsafe-go, of the oracle) about its scenario's mean.
 	SD float64
@@ -178,8 +181,14 @@ func parityLuck(evs []Evaluation, a, f int) *ParityLuck {
 			if oa >= of {
 				p.NearAt++
 			}
+			p.NearAgile += oa / float64(len(evs))
+			p.NearFailsafe += of / float64(len(evs))
 		}
 		ss += sumSquares(ds)
+	}
+	if p.Near > 0 {
+		p.NearAgile /= float64(p.Near)
+		p.NearFailsafe /= float64(p.Near)
 	}
 	p.SD = pooledSD(ss, p.N, len(evs))
 	return p
@@ -225,9 +234,10 @@ func WriteLuckText(w io.Writer, l Luck) {
 	}
 	if p := l.Parity; p != nil {
 		fmt.Fprintf(w, "inbound  agile ≥ failsafe-go in %s of %d draw by draw, %d on the means, %d flip between draws; "+
-			"failsafe-go ≥ %.2f of the oracle in %d, agile ≥ it there in %d; one run's difference ± %.3f; "+
+			"failsafe-go ≥ %.2f of the oracle in %d, agile ≥ it there in %d (means there %.3f and %.3f); one run's difference ± %.3f; "+
 			"failsafe-go ahead in %d runs, under %.0f%% inside in %d of them\n",
-			joinInts(p.At), p.N, p.OnMeans, p.Flips, NearOracle, p.Near, p.NearAt, p.SD, p.Behind, 100*P99Inside, p.PastP99)
+			joinInts(p.At), p.N, p.OnMeans, p.Flips, NearOracle, p.Near, p.NearAt, p.NearAgile, p.NearFailsafe, p.SD,
+			p.Behind, 100*P99Inside, p.PastP99)
 	}
 }
 
@@ -252,10 +262,11 @@ func WriteLuckMarkdown(w io.Writer, l Luck, first uint64) {
 		fmt.Fprintf(w, "Inbound, `agile`'s goodput is at least failsafe-go's in %s of %d scenarios draw by draw, and in %d on "+
 			"the means of the draws; the verdict changes between draws in %d. A single run's difference (agile − failsafe-go, "+
 			"of the oracle) moves by ± %.3f. failsafe-go is at %.2f of the oracle or more in %d scenarios, and `agile` at least "+
-			"matches it there in %d: in those, one run's verdict is close to a coin toss. Of the %d runs (a scenario on one draw) "+
+			"matches it there in %d (there `agile` averages %.3f of the oracle, failsafe-go %.3f): in those, one run's verdict is close to a coin toss. Of the %d runs (a scenario on one draw) "+
 			"in which failsafe-go got more through, it answered less than %.0f%% of what it admitted inside the SLO in %d: "+
 			"the p99 target `agile` keeps to, which the goal's bar of 90%% inside leaves room past.\n\n",
-			joinInts(p.At), p.N, p.OnMeans, p.Flips, p.SD, NearOracle, p.Near, p.NearAt, p.Behind, 100*P99Inside, p.PastP99)
+			joinInts(p.At), p.N, p.OnMeans, p.Flips, p.SD, NearOracle, p.Near, p.NearAt, p.NearAgile, p.NearFailsafe,
+			p.Behind, 100*P99Inside, p.PastP99)
 	}
 }
 

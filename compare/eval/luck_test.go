@@ -50,6 +50,9 @@ func TestLuckOf(t *testing.T) {
 	if p.At[0] != 2 || p.At[1] != 2 || p.Flips != 2 || p.OnMeans != 3 || p.Near != 1 || p.NearAt != 1 {
 		t.Errorf("parity = %+v; want at 2, 2, flips 2, on means 3, near 1, near at 1", *p)
 	}
+	if math.Abs(p.NearAgile-0.98) > 1e-9 || math.Abs(p.NearFailsafe-0.975) > 1e-9 {
+		t.Errorf("means near the oracle = %.4f, %.4f; want in-2's 0.98 and 0.975", p.NearAgile, p.NearFailsafe)
+	}
 	// failsafe-go ahead: in-2 on draw 0 (98% inside, past a p99) and in-3
 	// on draw 1 (99.5%).
 	if p.Behind != 2 || p.PastP99 != 1 {
@@ -59,7 +62,8 @@ func TestLuckOf(t *testing.T) {
 	WriteLuckText(&buf, l)
 	WriteLuckMarkdown(&buf, l, 0)
 	for _, want := range []string{"meets 2, 1 of 3 (on every draw 1, on any 2)", "2 flip between draws", "| inbound | agile | 2, 1 of 3 | 1 | 2 |",
-		"failsafe-go ahead in 2 runs, under 99% inside in 1 of them", "Of the 2 runs (a scenario on one draw) in which failsafe-go got more through, it answered less than 99% of what it admitted inside the SLO in 1"} {
+		"failsafe-go ahead in 2 runs, under 99% inside in 1 of them", "(means there 0.980 and 0.975)",
+		"(there `agile` averages 0.980 of the oracle, failsafe-go 0.975)", "Of the 2 runs (a scenario on one draw) in which failsafe-go got more through, it answered less than 99% of what it admitted inside the SLO in 1"} {
 		if !strings.Contains(buf.String(), want) {
 			t.Errorf("report lacks %q:\n%s", want, buf.String())
 		}
