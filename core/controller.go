@@ -650,7 +650,7 @@ func (c *controller) sloBreach(e evidence) bool {
 		p = math.Max(p, c.tailOver/c.tailN)
 	}
 	n := float64(e.n)
-	return float64(e.over) > n*p+sloZ*math.Sqrt(n*p*(1-p))
+	return float64(e.over) > n*p+knob("slo-z", sloZ)*math.Sqrt(n*p*(1-p))
 }
 
 // stuckBreach reports whether the calls in flight for longer than the SLO
@@ -667,7 +667,7 @@ func (c *controller) stuckBreach() bool {
 // vegas is TCP Vegas' target for a window w: w grown by the gain, less the
 // share of the latency that is queue, and the one call it always adds.
 func vegas(gain, w float64, e evidence) float64 {
-	return gain*w*math.Max(0, 1-math.Max(0, e.wait)/e.mean) + queueCalls
+	return gain*w*math.Max(0, 1-math.Max(0, e.wait)/e.mean) + knob("alpha", queueCalls)
 }
 
 // setWindow moves the window, and the limit shown: the window itself for a
@@ -874,7 +874,7 @@ func (c *controller) law(e evidence) decision {
 		c.setWindow(math.Min(c.w, held+smoothing*(w-held)), e)
 		return decQueue
 	}
-	if k := c.now.UnixNano() / int64(floorPeriod); k != c.probed && !c.cold && uses("floor-probe") {
+	if k := c.now.UnixNano() / int64(knob("floor-period", float64(floorPeriod))); k != c.probed && !c.cold && uses("floor-probe") {
 		// Every floorPeriod of the clock, every limiter whose window is
 		// full measures the floor with a smaller window: limiters sharing
 		// a resource drain its queue together.
@@ -887,7 +887,7 @@ func (c *controller) law(e evidence) decision {
 		c.settle()
 		return decFloorProbe
 	}
-	gain, dec := windowGain, decWindow
+	gain, dec := knob("gain", windowGain), decWindow
 	if c.s.slo > 0 && c.floorHist.n > 0 && e.mean > 0 && uses("slo-queue") {
 		// The queue Vegas keeps (a sixth of the latency at windowGain) is
 		// never more than the room the SLO leaves above the floor's
@@ -937,7 +937,7 @@ func (c *controller) law(e evidence) decision {
 		}
 	}
 	if !c.cold && dec != decRegain && uses("smoothing") {
-		w = c.w + smoothing*(w-c.w)
+		w = c.w + knob("smoothing", smoothing)*(w-c.w)
 	}
 	cut := dec == decWindow && w < c.w
 	if cut && c.cut.on && c.w < unmovedShare*c.cut.w && e.wait >= unmovedWait*c.cut.wait && uses("unmoved") {

@@ -12,7 +12,8 @@ import (
 // runAblation evaluates the agile arms on the seed sets with every rule of
 // the law, then with each named rule turned off in turn
 // (AGILELIMITER_ABLATE, read by an ablation build of core; a+b turns off
-// both at once), and prints one
+// both at once), or a threshold set to another value (name=value, through
+// AGILELIMITER_KNOB; a rule and a value combine the same way), and prints one
 // line per rule and set: the figures the issue's goal is judged by, how far
 // each moved, and the scenario-by-scenario comparison (pairs). A rule whose
 // removal moves nothing protects nothing. With draws > 1 every set runs on
@@ -33,10 +34,13 @@ func runAblation(t *testing.T, sets []eval.Seeds, draws int, rules []string, cac
 		}
 	}
 	defer os.Unsetenv("AGILELIMITER_ABLATE")
+	defer os.Unsetenv("AGILELIMITER_KNOB")
 	var base []eval.Summary
 	var baseRep []eval.Report
 	for i, rule := range append([]string{""}, rules...) {
-		os.Setenv("AGILELIMITER_ABLATE", strings.ReplaceAll(rule, "+", ","))
+		off, knobs, label := variant(rule)
+		os.Setenv("AGILELIMITER_ABLATE", off)
+		os.Setenv("AGILELIMITER_KNOB", knobs)
 		rep := eval.EvaluateWith(scs, arms, eval.Bubbles(t), sweeps)
 		if i == 0 {
 			if err := saveSweeps(cache, sweeps); err != nil {
@@ -55,10 +59,27 @@ func runAblation(t *testing.T, sets []eval.Seeds, draws int, rules []string, cac
 				fmt.Printf("%-14s %-10s %s\n", "all rules", name, figures(sum, eval.Summary{}))
 				continue
 			}
-			fmt.Printf("%-14s %-10s %s%s\n", "no "+rule, name, figures(sum, base[j]), pairs(baseRep[j], picked))
+			fmt.Printf("%-14s %-10s %s%s\n", label, name, figures(sum, base[j]), pairs(baseRep[j], picked))
 		}
 	}
 	return nil
+}
+
+// variant reads one -ablate entry, parts joined by +: the rules it turns off
+// (AGILELIMITER_ABLATE) and the thresholds it sets (name=value,
+// AGILELIMITER_KNOB), each comma-separated, and the label its line gets.
+func variant(entry string) (off, knobs, label string) {
+	var rules, values, labels []string
+	for _, part := range strings.Split(entry, "+") {
+		if strings.Contains(part, "=") {
+			values = append(values, part)
+			labels = append(labels, part)
+		} else {
+			rules = append(rules, part)
+			labels = append(labels, "no "+part)
+		}
+	}
+	return strings.Join(rules, ","), strings.Join(values, ","), strings.Join(labels, "+")
 }
 
 // pairs formats, for each direction, how the agile arm's goodput moved from

@@ -20,11 +20,15 @@
 //
 // -ablate names rules of the law to turn off one at a time (a+b turns
 // off both): the command evaluates the agile arms with every rule, then
-// without each, and prints the figures each rule protects. It needs core
-// built so that it reads AGILELIMITER_ABLATE, which only the tag
+// without each, and prints the figures each rule protects. An entry
+// name=value instead sets one of the law's thresholds (alpha, gain,
+// smoothing, slo-z, floor-period: core's knob calls) to another value, and
+// the figures say what the value in the law buys. It needs core built so
+// that it reads AGILELIMITER_ABLATE and AGILELIMITER_KNOB, which only the tag
 // agilelimiter_ablate does:
 //
 //	go run -tags agilelimiter_ablate ./compare/cmd/eval -set training -sweeps /tmp/sweeps.json -ablate gate,floor-probe
+//	go run -tags agilelimiter_ablate ./compare/cmd/eval -set development -direction inbound -sweeps /tmp/sweeps.json -ablate alpha=2,gain=1.35
 //
 // -draw N runs the seed sets' scenarios on another draw of their randomness
 // (arrivals, each request's cost and delay, clients' think times), the
@@ -79,7 +83,7 @@ func main() {
 	out := flag.String("out", filepath.Join("docs", "compare"), "directory to write eval.md to (empty: none)")
 	verbose := flag.Bool("v", false, "print every scenario's figures")
 	only := flag.String("arms", "", "comma-separated arms to run, e.g. agile,agile-slo (empty: all); the oracle always runs")
-	ablate := flag.String("ablate", "", "comma-separated rules of the law to turn off one at a time (a+b: both at once), with the figures each protects (needs -tags agilelimiter_ablate)")
+	ablate := flag.String("ablate", "", "comma-separated rules of the law to turn off one at a time (a+b: both at once), or thresholds to set (name=value), with the figures each moves (needs -tags agilelimiter_ablate)")
 	trace := flag.String("trace", "", "run one scenario (a named one, out-N or in-N, /dK for another draw) with the agile arm alone and print its controller's every tick")
 	draw := flag.Uint64("draw", 0, "run the seed sets' scenarios on this draw of their randomness (0: their own, the one reports read): how far a figure moves between draws is how much of it is luck")
 	draws := flag.Int("draws", 1, "run the seed sets on this many draws, from -draw on, and report what the figures keep from draw to draw (at least 2 for a report of luck)")
