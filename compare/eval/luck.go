@@ -166,8 +166,11 @@ func parityLuck(evs []Evaluation, a, f int) *ParityLuck {
 			if ca.Goodput >= cf.Goodput {
 				p.At[d]++
 				at++
-			} else if p.Behind++; cf.Inside < P99Inside {
-				p.PastP99++
+			} else {
+				p.Behind++
+				if cf.Inside < P99Inside {
+					p.PastP99++
+				}
 			}
 		}
 		if at > 0 && at < len(evs) {
