@@ -27,7 +27,8 @@ import (
 //	                                         less if the SLO leaves less room above the floor's tail),
 //	                                         ×2 instead until a queue begins or the pipe is full (startup),
 //	                                         or back to half what the first SLO cut found (regain);
-//	                                         held once a third narrower left 0.9 of the wait (unmoved)
+//	                                         held once a third narrower left 0.9 of the wait (unmoved);
+//	                                         × 0.9 while wider windows got less through, slower (knee)
 //	in startup, demand did not fill it     → Vegas on what was in flight, down only (a floor probe first)
 //	each 5 s of the clock, window full     → ½–⅔ of it, 200 ms or 4 answers: the floor, up (Vegas' cuts back) or down
 //	a pause the resource asked for         → nothing read; after it, a window of one call, startup (TCP after a timeout)
@@ -121,6 +122,46 @@ type controller struct {
 	epoch epoch
 	round round
 	view  view
+	knee  kneeRing
+}
+
+// kneeRing holds the windows of the last kneeRounds rounds of Vegas' step
+// that carried kneeAnswers answers or more, and what each got through.
+type kneeRing struct {
+	w, got [kneeRounds]float64
+	n, i   int
+}
+
+func (k *kneeRing) add(w, got float64) {
+	k.w[k.i], k.got[k.i] = w, got
+	k.i = (k.i + 1) % kneeRounds
+	k.n = min(k.n+1, kneeRounds)
+}
+
+// past reports whether the ring is full and its rounds got less through the
+// wider their window: a correlation under −kneeCorr, and an elasticity
+// (how much less got through, relatively, for a window relatively wider)
+// under −kneeElasticity.
+func (k *kneeRing) past() bool {
+	if k.n < kneeRounds {
+		return false
+	}
+	var mw, mg float64
+	for j := range kneeRounds {
+		mw += k.w[j] / kneeRounds
+		mg += k.got[j] / kneeRounds
+	}
+	var cwg, cww, cgg float64
+	for j := range kneeRounds {
+		dw, dg := k.w[j]-mw, k.got[j]-mg
+		cwg += dw * dg
+		cww += dw * dw
+		cgg += dg * dg
+	}
+	if cww == 0 || cgg == 0 || mg == 0 {
+		return false
+	}
+	return cwg/math.Sqrt(cww*cgg) < -kneeCorr && cwg/cww*mw/mg < -kneeElasticity
 }
 
 // round is the evidence gathered since the last decision.
@@ -166,10 +207,11 @@ const (
 	decWindow                     // Vegas: the window × gain, less the share of the latency that is queue
 	decUnmoved                    // Vegas narrowed the window and the wait stayed: the window holds
 	decPaused                     // the resource asked for a pause: nothing is read, the window restarts after it
+	decKnee                       // the wider the window, the less got through: past a knee, the window narrows
 )
 
 var decisionNames = [...]string{
-	"blind", "gather", "settle", "refused", "slo", "tail", "floor-probe", "floor", "idle", "queue", "startup", "regain", "window", "unmoved", "paused",
+	"blind", "gather", "settle", "refused", "slo", "tail", "floor-probe", "floor", "idle", "queue", "startup", "regain", "window", "unmoved", "paused", "knee",
 }
 
 func (d decision) String() string { return decisionNames[d] }
@@ -266,6 +308,28 @@ const (
 	// still there, the wait is not the window's.
 	unmovedShare = 2.0 / 3
 	unmovedWait  = 0.9
+	// Past a processor's knee a wider window gets less through, and
+	// Vegas' share of the latency may not show it: a dear route's share of
+	// the mean grows with the slowdown as fast as the deciles' shift
+	// (training in-20, a knee of 6 under 6% of calls 89 times dearer: the
+	// share stays under a sixth at any slowdown, and the window sat at
+	// 14–30 calls where the best fixed limit is 8). Over the last
+	// kneeRounds rounds of Vegas' step that carried kneeAnswers answers
+	// (what got through, read within ±18%), if the window and what got
+	// through correlate under −kneeCorr (failsafe-go's weak correlation)
+	// and a window a tenth wider got at least a twentieth less through (an
+	// elasticity under −kneeElasticity: halfway between a FIFO server past
+	// its workers, 0, and a processor past its knee, −1), while the median
+	// is queueOnset past the floor's (past a knee every call is slower),
+	// the window narrows by kneeStep (Vegas' tenth, the other way).
+	// Without the elasticity a FIFO server's noise fired it (development
+	// in-124, 14 workers: four times in 15 s); without the slowness a
+	// capacity that tripled while Vegas narrowed did (training in-10).
+	kneeRounds     = 30
+	kneeAnswers    = 32
+	kneeCorr       = 0.3
+	kneeElasticity = 0.5
+	kneeStep       = 0.1
 	// minWindow is the smallest window: one call.
 	minWindow = 1.0
 	// initialWindow is the fewest calls a rate limit lets out before its
@@ -796,6 +860,10 @@ func (c *controller) law(e evidence) decision {
 
 	if e.unreachable || slo {
 		c.cold = false
+		if e.unreachable {
+			// An outage ends what the rounds before it say.
+			c.knee.n = 0
+		}
 		share := float64(e.over) / float64(max(e.n, 1))
 		if slo && !e.unreachable && c.shift.w > 0 && c.w <= congestionCut*c.shift.w*1.01 &&
 			share >= shiftKept*c.shift.share && share <= tailMax && uses("tail-shift") {
@@ -938,6 +1006,14 @@ func (c *controller) law(e evidence) decision {
 	}
 	if !c.cold && dec != decRegain && uses("smoothing") {
 		w = c.w + knob("smoothing", smoothing)*(w-c.w)
+	}
+	if dec == decWindow && e.n >= kneeAnswers && uses("knee") {
+		// Past a knee: the wider the window, the less got through.
+		c.knee.add(c.w, e.delivered)
+		if c.knee.past() && e.latency > queueOnset*c.floorMed {
+			c.setWindow(math.Min(w, (1-kneeStep)*c.w), e)
+			return decKnee
+		}
 	}
 	cut := dec == decWindow && w < c.w
 	if cut && c.cut.on && c.w < unmovedShare*c.cut.w && e.wait >= unmovedWait*c.cut.wait && uses("unmoved") {

@@ -666,3 +666,50 @@ func TestModelAFewCallsOutPastTheSLOAreItsShare(t *testing.T) {
 	hold(c, 100, young+10, 0, 0)
 	expect(t, c, "ten past it: the window, not what is in flight, is cut", congestionCut*200, decSLO)
 }
+
+func TestModelAWindowThatGetsLessThroughTheWiderItIsNarrows(t *testing.T) {
+	// A processor past its knee under a dear route (training in-20): 6% of
+	// the calls a hundred times dearer than the rest, every call slower
+	// than the floor, and Vegas' share of the latency under a sixth, so its
+	// step would widen the window. What tells the knee is what got through
+	// at the windows the rounds had: over kneeRounds rounds, the wider the
+	// less.
+	round := func(n int, cheap time.Duration) *snapshot {
+		k := n * 94 / 100
+		return mix(k, cheap, n-k, 100*cheap)
+	}
+	windows := [...]float64{18, 20, 22}
+	for _, tc := range []struct {
+		name  string
+		cheap time.Duration              // the cheap calls' latency in the rounds (2 ms at the floor)
+		got   func(w float64, j int) int // answers in a round of 100 ms at window w
+		want  decision
+	}{
+		{"less the wider, slower than the floor", 4 * ms, func(w float64, _ int) int { return int(1200 - 30*w) }, decKnee},
+		{"less the wider, at the floor", 2 * ms, func(w float64, _ int) int { return int(1200 - 30*w) }, decWindow},
+		{"a little less the wider (elasticity −0.1)", 4 * ms, func(w float64, _ int) int { return int(660 - 3*w) }, decWindow},
+		{"as much at any window (a FIFO past its workers)", 4 * ms, func(_ float64, j int) int { return 600 + 40*(j%2) }, decWindow},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			c := newSemaphore(t, ConcurrencyConfig{MaxLimit: 1000, InitialLimit: 20})
+			c.step(tick{hist: round(600, 2*ms), saturated: true, dt: 100 * ms, now: clock, completions: 600})
+			c.cold = false
+			for j := range kneeRounds {
+				w := windows[j%len(windows)]
+				c.w = w
+				n := tc.got(w, j)
+				c.step(tick{hist: round(n, tc.cheap), saturated: true, dt: 100 * ms, now: clock, completions: float64(n)})
+				want := decWindow
+				if j == kneeRounds-1 {
+					want = tc.want
+				}
+				if c.view.decision != want {
+					t.Fatalf("round %d at window %v: %v; want %v", j+1, w, c.view.decision, want)
+				}
+				if want == decKnee && math.Abs(c.w-(1-kneeStep)*w) > 1e-9 {
+					t.Fatalf("past the knee: window %.2f; want %.2f", c.w, (1-kneeStep)*w)
+				}
+			}
+		})
+	}
+}

@@ -48,8 +48,9 @@ type Stats struct {
 	// "startup" (doubling by rounds; after refusals, also a call for each
 	// answer without a queue), "regain" (doubling back after SLO cuts),
 	// "window" (TCP Vegas' step) or "unmoved" (a narrower window left the
-	// wait: held) or "paused" (the dependency asked for a pause: see
-	// [Limiter.PauseUntil]).
+	// wait: held) or "knee" (the wider the window, the less got through,
+	// and every call slower: narrowed by a tenth) or "paused" (the
+	// dependency asked for a pause: see [Limiter.PauseUntil]).
 	Decision string
 	// Ticks counts controller ticks since New.
 	Ticks uint64
