@@ -794,6 +794,7 @@ func (c *controller) resume() {
 	c.cold, c.best, c.flat = true, 0, 0
 	c.shift.w, c.regain, c.cut.on, c.probe.on = 0, 0, false, false
 	c.refusing = true // paced at the limit, without the slack
+	c.knee.n = 0      // like an outage, a pause ends what the rounds before it say
 }
 
 // settle waits for answers sent after a cut.

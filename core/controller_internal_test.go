@@ -667,18 +667,41 @@ func TestModelAFewCallsOutPastTheSLOAreItsShare(t *testing.T) {
 	expect(t, c, "ten past it: the window, not what is in flight, is cut", congestionCut*200, decSLO)
 }
 
-func TestModelAWindowThatGetsLessThroughTheWiderItIsNarrows(t *testing.T) {
-	// A processor past its knee under a dear route (training in-20): 6% of
-	// the calls a hundred times dearer than the rest, every call slower
-	// than the floor, and Vegas' share of the latency under a sixth, so its
-	// step would widen the window. What tells the knee is what got through
-	// at the windows the rounds had: over kneeRounds rounds, the wider the
-	// less.
-	round := func(n int, cheap time.Duration) *snapshot {
-		k := n * 94 / 100
-		return mix(k, cheap, n-k, 100*cheap)
+// kneeRound is one round of 100 ms past a processor's knee under a dear
+// route (training in-20): n answers, 6% of them a hundred times dearer than
+// the rest, whose latency is cheap.
+func kneeRound(c *controller, n int, cheap time.Duration) {
+	k := n * 94 / 100
+	c.step(tick{hist: mix(k, cheap, n-k, 100*cheap), saturated: true, dt: 100 * ms, now: clock, completions: float64(n)})
+}
+
+// kneeWindows are the windows the rounds of a knee test run at.
+var kneeWindows = [...]float64{18, 20, 22}
+
+// pastTheKnee returns a semaphore's law whose floor is a round at 2 ms and
+// that has run rounds past its knee at kneeWindows, all but the last of
+// kneeRounds: 4 ms a call (twice the floor) and 1,200 − 30 · w answers.
+func pastTheKnee(t *testing.T) *controller {
+	t.Helper()
+	c := newSemaphore(t, ConcurrencyConfig{MaxLimit: 1000, InitialLimit: 20})
+	kneeRound(c, 600, 2*ms)
+	c.cold = false
+	for j := range kneeRounds - 1 {
+		c.w = kneeWindows[j%len(kneeWindows)]
+		kneeRound(c, int(1200-30*c.w), 4*ms)
+		if c.view.decision != decWindow {
+			t.Fatalf("round %d: %v; want %v", j+1, c.view.decision, decWindow)
+		}
 	}
-	windows := [...]float64{18, 20, 22}
+	return c
+}
+
+func TestModelAWindowThatGetsLessThroughTheWiderItIsNarrows(t *testing.T) {
+	// Every call slower than the floor, and Vegas' share of the latency
+	// under a sixth (the dear calls' share of the mean grows as fast as the
+	// deciles' shift), so its step would widen the window. What tells the
+	// knee is what got through at the windows the rounds had: over
+	// kneeRounds rounds, the wider the less.
 	for _, tc := range []struct {
 		name  string
 		cheap time.Duration              // the cheap calls' latency in the rounds (2 ms at the floor)
@@ -692,13 +715,12 @@ func TestModelAWindowThatGetsLessThroughTheWiderItIsNarrows(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			c := newSemaphore(t, ConcurrencyConfig{MaxLimit: 1000, InitialLimit: 20})
-			c.step(tick{hist: round(600, 2*ms), saturated: true, dt: 100 * ms, now: clock, completions: 600})
+			kneeRound(c, 600, 2*ms)
 			c.cold = false
 			for j := range kneeRounds {
-				w := windows[j%len(windows)]
+				w := kneeWindows[j%len(kneeWindows)]
 				c.w = w
-				n := tc.got(w, j)
-				c.step(tick{hist: round(n, tc.cheap), saturated: true, dt: 100 * ms, now: clock, completions: float64(n)})
+				kneeRound(c, tc.got(w, j), tc.cheap)
 				want := decWindow
 				if j == kneeRounds-1 {
 					want = tc.want
@@ -709,6 +731,40 @@ func TestModelAWindowThatGetsLessThroughTheWiderItIsNarrows(t *testing.T) {
 				if want == decKnee && math.Abs(c.w-(1-kneeStep)*w) > 1e-9 {
 					t.Fatalf("past the knee: window %.2f; want %.2f", c.w, (1-kneeStep)*w)
 				}
+			}
+		})
+	}
+}
+
+func TestModelAnOutageOrAPauseEndsTheKneesRounds(t *testing.T) {
+	// The rounds before an outage, or a pause the resource asked for, say
+	// nothing of the resource after it: the knee needs kneeRounds new ones.
+	last := func(c *controller) {
+		c.cold = false
+		c.w = kneeWindows[(kneeRounds-1)%len(kneeWindows)]
+		kneeRound(c, int(1200-30*c.w), 4*ms)
+	}
+	c := pastTheKnee(t)
+	last(c)
+	if c.view.decision != decKnee {
+		t.Fatalf("without an outage: %v; want %v", c.view.decision, decKnee)
+	}
+	for _, tc := range []struct {
+		name      string
+		interrupt func(c *controller)
+	}{
+		{"refused", func(c *controller) { feed(c, 0, 0, 20, true) }},
+		{"paused", func(c *controller) {
+			c.step(tick{hist: &snapshot{}, paused: true, dt: 100 * ms, now: clock})
+			c.step(tick{hist: &snapshot{}, dt: 100 * ms, now: clock})
+		}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			c := pastTheKnee(t)
+			tc.interrupt(c)
+			last(c)
+			if c.view.decision == decKnee {
+				t.Fatalf("after the break: %v; want a round the knee does not read yet", c.view.decision)
 			}
 		})
 	}
