@@ -678,22 +678,35 @@ func kneeRound(c *controller, n int, cheap time.Duration) {
 // kneeWindows are the windows the rounds of a knee test run at.
 var kneeWindows = [...]float64{18, 20, 22}
 
+// lessTheWider is what a processor past its knee gets through in a round at
+// window w: 1,200 − 30 · w answers (an elasticity of −1 at 20 calls).
+func lessTheWider(w float64, _ int) int { return int(1200 - 30*w) }
+
 // pastTheKnee returns a semaphore's law whose floor is a round at 2 ms and
-// that has run rounds past its knee at kneeWindows, all but the last of
-// kneeRounds: 4 ms a call (twice the floor) and 1,200 − 30 · w answers.
-func pastTheKnee(t *testing.T) *controller {
+// that has run rounds at kneeWindows, all but the last of kneeRounds, each
+// of got(w, j) answers with cheap calls at cheap; each of them Vegas' step.
+func pastTheKnee(t *testing.T, cheap time.Duration, got func(w float64, j int) int) *controller {
 	t.Helper()
 	c := newSemaphore(t, ConcurrencyConfig{MaxLimit: 1000, InitialLimit: 20})
 	kneeRound(c, 600, 2*ms)
 	c.cold = false
 	for j := range kneeRounds - 1 {
 		c.w = kneeWindows[j%len(kneeWindows)]
-		kneeRound(c, int(1200-30*c.w), 4*ms)
+		kneeRound(c, got(c.w, j), cheap)
 		if c.view.decision != decWindow {
-			t.Fatalf("round %d: %v; want %v", j+1, c.view.decision, decWindow)
+			t.Fatalf("round %d at window %v: %v; want %v", j+1, c.w, c.view.decision, decWindow)
 		}
 	}
 	return c
+}
+
+// lastKneeRound runs the last of kneeRounds rounds and returns its window.
+func lastKneeRound(c *controller, cheap time.Duration, got func(w float64, j int) int) float64 {
+	c.cold = false
+	w := kneeWindows[(kneeRounds-1)%len(kneeWindows)]
+	c.w = w
+	kneeRound(c, got(w, kneeRounds-1), cheap)
+	return w
 }
 
 func TestModelAWindowThatGetsLessThroughTheWiderItIsNarrows(t *testing.T) {
@@ -708,29 +721,19 @@ func TestModelAWindowThatGetsLessThroughTheWiderItIsNarrows(t *testing.T) {
 		got   func(w float64, j int) int // answers in a round of 100 ms at window w
 		want  decision
 	}{
-		{"less the wider, slower than the floor", 4 * ms, func(w float64, _ int) int { return int(1200 - 30*w) }, decKnee},
-		{"less the wider, at the floor", 2 * ms, func(w float64, _ int) int { return int(1200 - 30*w) }, decWindow},
+		{"less the wider, slower than the floor", 4 * ms, lessTheWider, decKnee},
+		{"less the wider, at the floor", 2 * ms, lessTheWider, decWindow},
 		{"a little less the wider (elasticity −0.1)", 4 * ms, func(w float64, _ int) int { return int(660 - 3*w) }, decWindow},
 		{"as much at any window (a FIFO past its workers)", 4 * ms, func(_ float64, j int) int { return 600 + 40*(j%2) }, decWindow},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			c := newSemaphore(t, ConcurrencyConfig{MaxLimit: 1000, InitialLimit: 20})
-			kneeRound(c, 600, 2*ms)
-			c.cold = false
-			for j := range kneeRounds {
-				w := kneeWindows[j%len(kneeWindows)]
-				c.w = w
-				kneeRound(c, tc.got(w, j), tc.cheap)
-				want := decWindow
-				if j == kneeRounds-1 {
-					want = tc.want
-				}
-				if c.view.decision != want {
-					t.Fatalf("round %d at window %v: %v; want %v", j+1, w, c.view.decision, want)
-				}
-				if want == decKnee && math.Abs(c.w-(1-kneeStep)*w) > 1e-9 {
-					t.Fatalf("past the knee: window %.2f; want %.2f", c.w, (1-kneeStep)*w)
-				}
+			c := pastTheKnee(t, tc.cheap, tc.got)
+			w := lastKneeRound(c, tc.cheap, tc.got)
+			if c.view.decision != tc.want {
+				t.Fatalf("round %d at window %v: %v; want %v", kneeRounds, w, c.view.decision, tc.want)
+			}
+			if tc.want == decKnee && math.Abs(c.w-(1-kneeStep)*w) > 1e-9 {
+				t.Fatalf("past the knee: window %.2f; want %.2f", c.w, (1-kneeStep)*w)
 			}
 		})
 	}
@@ -739,13 +742,8 @@ func TestModelAWindowThatGetsLessThroughTheWiderItIsNarrows(t *testing.T) {
 func TestModelAnOutageOrAPauseEndsTheKneesRounds(t *testing.T) {
 	// The rounds before an outage, or a pause the resource asked for, say
 	// nothing of the resource after it: the knee needs kneeRounds new ones.
-	last := func(c *controller) {
-		c.cold = false
-		c.w = kneeWindows[(kneeRounds-1)%len(kneeWindows)]
-		kneeRound(c, int(1200-30*c.w), 4*ms)
-	}
-	c := pastTheKnee(t)
-	last(c)
+	c := pastTheKnee(t, 4*ms, lessTheWider)
+	lastKneeRound(c, 4*ms, lessTheWider)
 	if c.view.decision != decKnee {
 		t.Fatalf("without an outage: %v; want %v", c.view.decision, decKnee)
 	}
@@ -760,9 +758,9 @@ func TestModelAnOutageOrAPauseEndsTheKneesRounds(t *testing.T) {
 		}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			c := pastTheKnee(t)
+			c := pastTheKnee(t, 4*ms, lessTheWider)
 			tc.interrupt(c)
-			last(c)
+			lastKneeRound(c, 4*ms, lessTheWider)
 			if c.view.decision == decKnee {
 				t.Fatalf("after the break: %v; want a round the knee does not read yet", c.view.decision)
 			}
