@@ -273,6 +273,7 @@ func fixed(r float64) OutboundArm {
 // Each law, fed at half its capacity, answers near its unloaded latency; fed
 // at 1.5× it, a queue builds and latency runs away.
 func TestLawsUnderLoad(t *testing.T) {
+	t.Parallel()
 	base := Scenario{
 		Name: "law", Seed: 3, Direction: Outbound, Duration: 20 * time.Second, SLO: time.Second,
 		Capacity0: 200, Net: 5 * time.Millisecond, Routes: []Route{{Share: 1, Cost: 1}},

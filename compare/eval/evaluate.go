@@ -4,9 +4,9 @@ import (
 	"cmp"
 	"math"
 	"slices"
-	"strconv"
 	"testing"
-	"testing/synctest"
+
+	"github.com/agilelimiter/agilelimiter/compare/sim"
 )
 
 // The goal for an arm in one scenario.
@@ -32,24 +32,13 @@ func InsideBar(bestInside float64) float64 {
 }
 
 // Runner runs each job in its own synctest bubble, as many at once as it
-// likes, and returns when all have run.
-type Runner func(jobs []func())
+// likes, and returns when all have run: compare/sim's, which the matrix
+// runs on too.
+type Runner = sim.Runner
 
 // Bubbles returns a Runner that runs every job as a parallel subtest of t in
-// a fresh bubble: as many at once as -test.parallel allows (GOMAXPROCS by
-// default).
-func Bubbles(t *testing.T) Runner {
-	return func(jobs []func()) {
-		t.Run("bubbles", func(t *testing.T) {
-			for i, job := range jobs {
-				t.Run(strconv.Itoa(i), func(t *testing.T) {
-					t.Parallel()
-					synctest.Test(t, func(*testing.T) { job() })
-				})
-			}
-		})
-	}
-}
+// a fresh bubble (sim.Bubbles).
+func Bubbles(t *testing.T) Runner { return sim.Bubbles(t) }
 
 // Arms are the contenders of an evaluation, besides the oracle.
 type Arms struct {
@@ -138,6 +127,9 @@ type Report struct {
 type Sweeps map[string][]Result
 
 func (sw Sweeps) key(sc *Scenario) string { return sc.Name + " | " + sc.About }
+
+// Has reports whether sw holds a sweep of sc.
+func (sw Sweeps) Has(sc *Scenario) bool { return len(sw[sw.key(sc)]) > 0 }
 
 // Evaluate runs every arm, and the oracle's sweep, through every scenario
 // (outbound scenarios with arms.Outbound, inbound ones with arms.Inbound),

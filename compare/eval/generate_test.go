@@ -202,6 +202,7 @@ func checkRanges(t *testing.T, sc *Scenario) {
 // names that say the draw, arrivals that differ, and the same draw twice is
 // the same run.
 func TestDrawIsTheSameScenarioWithOtherLuck(t *testing.T) {
+	t.Parallel()
 	s := ValidationSeeds
 	s.Draw = 2
 	own, other := ValidationSeeds.Scenarios(2), s.Scenarios(2)

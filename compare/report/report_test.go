@@ -7,7 +7,6 @@ import (
 	"slices"
 	"strings"
 	"testing"
-	"testing/synctest"
 	"time"
 
 	"github.com/agilelimiter/agilelimiter/compare/report"
@@ -17,9 +16,7 @@ import (
 func smallTable(t *testing.T) sim.Table {
 	sc := sim.Matrix()[0]
 	sc.Duration = 2 * time.Second
-	return sim.RunMatrix([]sim.Scenario{sc}, []sim.Arm{sim.Uber(100), sim.Oracle()}, func(f func()) {
-		synctest.Test(t, func(*testing.T) { f() })
-	})
+	return sim.RunMatrix([]sim.Scenario{sc}, []sim.Arm{sim.Uber(100), sim.Oracle()}, sim.Bubbles(t))
 }
 
 func TestMarkdownHasEveryArmAndScenario(t *testing.T) {

@@ -15,6 +15,7 @@ import (
 // origin times out; with httpclient's verdict, hits are Aborted, only the
 // origin's round trips are evidence, and the origin is protected.
 func TestCacheInFrontOfSaturatedOrigin(t *testing.T) {
+	t.Parallel()
 	sc := sim.Scenario{
 		Name: "cache", Duration: 20 * time.Second, SLO: 100 * time.Millisecond, Timeout: time.Second,
 		Workers: 400, MaxRate: 3000,

@@ -4,7 +4,6 @@ import (
 	"strings"
 	"sync"
 	"testing"
-	"testing/synctest"
 	"time"
 
 	"github.com/agilelimiter/agilelimiter/compare/sim"
@@ -20,9 +19,7 @@ var (
 func theMatrix(t *testing.T) sim.Table {
 	t.Helper()
 	matrixOnce.Do(func() {
-		matrix = sim.RunMatrix(sim.Matrix(), sim.Arms(), func(f func()) {
-			synctest.Test(t, func(*testing.T) { f() })
-		})
+		matrix = sim.RunMatrix(sim.Matrix(), sim.Arms(), sim.Bubbles(t))
 		var b strings.Builder
 		matrix.WriteText(&b)
 		t.Log("\n" + b.String())
@@ -182,16 +179,21 @@ func TestGoalForAnchorSLO(t *testing.T) {
 // One seed is one draw of the jitter, and a controller tuned on one draw can
 // be lucky. Across seeds 1–6 the goal holds on average in every scenario, and
 // no single draw falls below 88% inside or 0.8 of the oracle (where shortOf
-// says otherwise, the figure the law reaches today).
+// says otherwise, the figure the law reaches today). Seed 1 is the matrix
+// the other tests read (Matrix's own seed), so it is not run twice.
 func TestGoalAcrossSeeds(t *testing.T) {
 	const seeds = 6
 	arms := []sim.Arm{sim.Agile("agile-slo", sim.SLOConfig), sim.Oracle()}
 	type stat struct{ inside, ofOracle, worstInside, worstOfOracle float64 }
 	stats := map[string]*stat{}
 	var names []string
-	tabs := sim.RunSeeds(seeds, arms, func(f func()) {
-		synctest.Test(t, func(*testing.T) { f() })
-	})
+	tabs := []sim.Table{theMatrix(t)}
+	if sc := tabs[0].Scenarios[0]; sc.Seed != 1 || sc.Phase != sim.PhaseOf(1) {
+		t.Fatalf("the matrix is drawn from seed %d at phase %v; want seed 1's draw", sc.Seed, sc.Phase)
+	}
+	for seed := uint64(2); seed <= seeds; seed++ {
+		tabs = append(tabs, sim.RunMatrix(sim.MatrixOf(seed), arms, sim.Bubbles(t)))
+	}
 	for i, tab := range tabs {
 		seed := i + 1
 		for _, sc := range tab.Scenarios {

@@ -25,7 +25,6 @@ import (
 	"os"
 	"path/filepath"
 	"testing"
-	"testing/synctest"
 
 	"github.com/agilelimiter/agilelimiter/compare/internal/cmdmain"
 	"github.com/agilelimiter/agilelimiter/compare/report"
@@ -61,9 +60,7 @@ func overSeeds(t *testing.T, n int) {
 	arms := []sim.Arm{sim.Agile("agile-slo", sim.SLOConfig), sim.Oracle()}
 	var names []string
 	in, of := map[string][]float64{}, map[string][]float64{}
-	tabs := sim.RunSeeds(n, arms, func(f func()) {
-		synctest.Test(t, func(*testing.T) { f() })
-	})
+	tabs := sim.RunSeeds(n, arms, sim.Bubbles(t))
 	for _, tab := range tabs {
 		for _, sc := range tab.Scenarios {
 			c, _ := tab.Cell(sc.Name, "agile-slo")
@@ -101,9 +98,7 @@ func spread(xs []float64) (mean, se, least float64) {
 }
 
 func write(t *testing.T, dir string) error {
-	tab := sim.RunMatrix(sim.Matrix(), sim.Arms(), func(f func()) {
-		synctest.Test(t, func(*testing.T) { f() })
-	})
+	tab := sim.RunMatrix(sim.Matrix(), sim.Arms(), sim.Bubbles(t))
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return err
 	}
