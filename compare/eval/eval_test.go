@@ -1,11 +1,20 @@
 package eval_test
 
 import (
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"flag"
+	"os"
+	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
 	"github.com/agilelimiter/agilelimiter/compare/eval"
 )
+
+var update = flag.Bool("update", false, "run the quick set's oracle sweeps afresh and write them to "+quickSweepsFile)
 
 // quickSeeds are the validation scenarios the quick test runs: cheap ones
 // (a few thousand calls each) that span the laws and traces. They are
@@ -34,6 +43,87 @@ func quick() []eval.Scenario {
 	return scs
 }
 
+// quickSweepsFile holds the quick set's oracle sweeps, stamped with the
+// simulator's sources. The sweeps do not depend on the limiter and are three
+// quarters of the quick set's work (nine tenths under -race), so the test
+// reads them rather than running them on every change to the law.
+const quickSweepsFile = "testdata/quick-sweeps.json"
+
+// simulator lists the directories whose Go sources make a sweep's runs:
+// the scenarios, the dependency and its clock, the oracle's arms, and the
+// FIFO they queue on.
+var simulator = []string{".", "../sim", "../../core/agiletest"}
+
+type stampedSweeps struct {
+	// Stamp is the SHA-256 of the simulator's sources the sweeps ran on.
+	Stamp  string
+	Sweeps eval.Sweeps
+}
+
+// simulatorStamp hashes the simulator's non-test Go sources, named and in
+// order: any change to them stamps a sweep file made before it as stale.
+func simulatorStamp(t *testing.T) string {
+	t.Helper()
+	h := sha256.New()
+	for _, dir := range simulator {
+		files, err := filepath.Glob(filepath.Join(dir, "*.go"))
+		if err != nil || len(files) == 0 {
+			t.Fatalf("the simulator's sources in %s: %v (%d files)", dir, err, len(files))
+		}
+		slices.Sort(files)
+		for _, f := range files {
+			if strings.HasSuffix(f, "_test.go") {
+				continue
+			}
+			b, err := os.ReadFile(f)
+			if err != nil {
+				t.Fatal(err)
+			}
+			h.Write([]byte(filepath.ToSlash(f) + "\x00"))
+			h.Write(b)
+		}
+	}
+	return hex.EncodeToString(h.Sum(nil))
+}
+
+// quickSweeps returns the quick set's oracle sweeps from quickSweepsFile,
+// which must have been made from today's simulator; with -update it runs
+// them afresh and writes the file.
+func quickSweeps(t *testing.T) eval.Sweeps {
+	t.Helper()
+	stamp := simulatorStamp(t)
+	if *update {
+		sw := eval.Sweeps{}
+		arms, _ := eval.DefaultArms().Only("no arm: the sweeps alone")
+		eval.EvaluateWith(quick(), arms, eval.Bubbles(t), sw)
+		b, err := json.MarshalIndent(stampedSweeps{stamp, sw}, "", "\t")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(quickSweepsFile, append(b, '\n'), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return sw
+	}
+	b, err := os.ReadFile(quickSweepsFile)
+	if err != nil {
+		t.Fatalf("%v: make it with go test ./compare/eval -run TestQuickValidation -update", err)
+	}
+	var f stampedSweeps
+	if err := json.Unmarshal(b, &f); err != nil {
+		t.Fatalf("%s: %v", quickSweepsFile, err)
+	}
+	if f.Stamp != stamp {
+		t.Fatalf("%s was swept on other sources of the simulator (%s): sweep again with go test ./compare/eval -run TestQuickValidation -update", quickSweepsFile, strings.Join(simulator, ", "))
+	}
+	for _, sc := range quick() {
+		if !f.Sweeps.Has(&sc) {
+			t.Fatalf("%s has no sweep of %s: sweep again with go test ./compare/eval -run TestQuickValidation -update", quickSweepsFile, sc.Name)
+		}
+	}
+	return f.Sweeps
+}
+
 // floor is what an arm must keep on the quick set: a regression guard.
 type floor struct {
 	dir            eval.Direction
@@ -44,7 +134,7 @@ type floor struct {
 }
 
 func TestQuickValidation(t *testing.T) {
-	rep := eval.Evaluate(quick(), eval.DefaultArms(), eval.Bubbles(t))
+	rep := eval.EvaluateWith(quick(), eval.DefaultArms(), eval.Bubbles(t), quickSweeps(t))
 	var b strings.Builder
 	eval.WriteRows(&b, rep)
 	eval.WriteText(&b, rep.Summarize())
