@@ -20,6 +20,7 @@ import (
 // rate restored within 10 s, under either anchor (the anchor only places
 // refusals). The step comes 2.5 s after a floor period, not on one.
 func TestLevelShiftIsNotAQueue(t *testing.T) {
+	t.Parallel()
 	run := func(t *testing.T, anchor agilelimiter.Anchor) (before, lowest float64, back time.Duration) {
 		synctest.Test(t, func(t *testing.T) {
 			lim := agilelimiter.New(agilelimiter.Config{MaxRate: 500, SLOTarget: 200 * time.Millisecond, Anchor: anchor})
@@ -104,6 +105,7 @@ func kneeRun(t *testing.T, svc *service, n, clients int, d time.Duration) (burst
 // ≥ 95% inside the SLO at ≥ 0.85 of the best fixed limit's goodput
 // (2000 req/s at 20 in flight) over 30 s.
 func TestColdBurst(t *testing.T) {
+	t.Parallel()
 	t.Run("fast service", func(t *testing.T) {
 		synctest.Test(t, func(t *testing.T) {
 			refused, _, _, _ := kneeRun(t, &service{knee: 1000, base: 10 * time.Millisecond}, 100, 0, 0)
@@ -142,6 +144,7 @@ func TestColdBurst(t *testing.T) {
 // dependency, 40.0–41.2 ms over 30 runs with it and 39.1–39.6 ms without),
 // every floor is the unloaded latency, and the shares are fair.
 func TestSharedQueueIsNotALevelShift(t *testing.T) {
+	t.Parallel()
 	synctest.Test(t, func(t *testing.T) {
 		_, call := dependency(300, 20*time.Millisecond)
 		var (

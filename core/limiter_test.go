@@ -310,6 +310,7 @@ func TestTakeContext(t *testing.T) {
 // queued and the rate cut by a round of refusals, the next slots come at
 // the new spacing.
 func TestRateChangeReachesWaiters(t *testing.T) {
+	t.Parallel()
 	synctest.Test(t, func(t *testing.T) {
 		lim := agilelimiter.New(agilelimiter.Config{MaxRate: 100, InitialRate: 20, MinRate: 2, SLOTarget: 100 * time.Millisecond})
 		var mu sync.Mutex
@@ -388,6 +389,7 @@ func TestDoMeasuresRoundTripNotWait(t *testing.T) {
 // so they converge to equal shares whose sum stays near the dependency's
 // capacity.
 func TestFairShares(t *testing.T) {
+	t.Parallel()
 	synctest.Test(t, func(t *testing.T) {
 		const capacity = 300.0
 		_, call := dependency(capacity, 20*time.Millisecond)

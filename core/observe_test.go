@@ -148,6 +148,7 @@ func attr(r slog.Record, key string) slog.Value {
 // The limit's changes are logged at Info, at most once a second, only for a
 // move of a tenth or more, each line starting where the last one ended.
 func TestLoggerLimitChanges(t *testing.T) {
+	t.Parallel()
 	synctest.Test(t, func(t *testing.T) {
 		h := &records{}
 		lim := agilelimiter.New(agilelimiter.Config{MaxRate: 1000, SLOTarget: 100 * time.Millisecond, Logger: slog.New(h)})
@@ -234,6 +235,7 @@ func TestLoggerBlind(t *testing.T) {
 
 // A limit held at its floor for 30 s is a Warn; leaving it is an Info.
 func TestLoggerFloor(t *testing.T) {
+	t.Parallel()
 	synctest.Test(t, func(t *testing.T) {
 		h := &records{}
 		lim := agilelimiter.New(agilelimiter.Config{MaxRate: 100, MinRate: 2, SLOTarget: 100 * time.Millisecond, Logger: slog.New(h)})

@@ -82,6 +82,7 @@ func (s *swarm) stop() int64 {
 // requests: the limit settles near the knee (between 0.6N and 3N) and in-flight
 // never exceeds the limit.
 func TestConcurrencySettlesNearKnee(t *testing.T) {
+	t.Parallel()
 	synctest.Test(t, func(t *testing.T) {
 		const knee = 20
 		lim := agilelimiter.NewConcurrency(agilelimiter.ConcurrencyConfig{MaxLimit: 500, InitialLimit: 5})
@@ -246,6 +247,7 @@ func TestConcurrencyDoPanic(t *testing.T) {
 // second keeps it at the ceiling (peak 50 of 50), as a retry of 1 ms did at
 // five times the test's cost under -race (27 s against 4 s).
 func TestConcurrencyCeilingUnderChaos(t *testing.T) {
+	t.Parallel()
 	synctest.Test(t, func(t *testing.T) {
 		const maxLimit = 50
 		lim := agilelimiter.NewConcurrency(agilelimiter.ConcurrencyConfig{MaxLimit: maxLimit, InitialLimit: 10})

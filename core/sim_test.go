@@ -72,7 +72,7 @@ func sharing(window time.Duration, call func(lim *agilelimiter.Limiter), measuri
 		waits = append(waits, workers(64, stop, func() { call(lim) }))
 		time.Sleep(7 * time.Second) // staggered starts: each later one meets a full dependency
 	}
-	time.Sleep(60 * time.Second)
+	time.Sleep(20 * time.Second)
 	before := make([]uint64, 3)
 	for i, l := range lims {
 		before[i] = l.Stats().Admitted
