@@ -165,6 +165,7 @@ func outage(t *testing.T, srv *server, disrupt, heal func() error) {
 
 // Redis killed mid-run, then started again on the same port.
 func TestRedisKilled(t *testing.T) {
+	t.Parallel() // its own server: nothing shared with the other tests
 	srv := ownServer(t)
 	outage(t, srv, func() error { srv.kill(); return nil }, srv.restart)
 }
@@ -177,6 +178,7 @@ func TestRedisKilled(t *testing.T) {
 // the others are back too, instead of taking the whole quota while they
 // still pace on their own.
 func TestFleetOutage(t *testing.T) {
+	t.Parallel() // its own server: nothing shared with the other tests
 	srv := ownServer(t)
 	const quota, n = 200.0, 4
 	insts := newInstances(t, srv.addr(), uniqueKey(t), quota, n, agilelimiter.Config{MaxRate: 200, InitialRate: 200})

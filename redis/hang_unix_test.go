@@ -17,6 +17,7 @@ import (
 // client keeps its default options, so a call on the wire waits for its
 // ReadTimeout (5 s): the gate's own Timeout is what sends it to the fallback.
 func TestRedisHangs(t *testing.T) {
+	t.Parallel() // its own server: nothing shared with the other tests
 	srv := ownServer(t)
 	outage(t, srv,
 		func() error { return srv.signal(syscall.SIGSTOP) },
@@ -28,6 +29,7 @@ func TestRedisHangs(t *testing.T) {
 // resumes, returns the gate to the quota at once. A blip: no outage, no
 // log line.
 func TestRedisBlip(t *testing.T) {
+	t.Parallel() // its own server: nothing shared with the other tests
 	srv := ownServer(t)
 	var logs syncBuffer
 	g, err := agileredis.New(agileredis.Config{Client: newClient(t, srv.addr()), Key: uniqueKey(t), Rate: 200, Instances: 4,
