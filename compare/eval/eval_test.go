@@ -49,6 +49,9 @@ func quick() []eval.Scenario {
 // reads them rather than running them on every change to the law.
 const quickSweepsFile = "testdata/quick-sweeps.json"
 
+// sweepAgain is what a stale or missing quickSweepsFile asks for.
+const sweepAgain = "sweep again with go test ./compare/eval -run TestQuickValidation -update"
+
 // simulator lists the directories whose Go sources make a sweep's runs:
 // the scenarios, the dependency and its clock, the oracle's arms, and the
 // FIFO they queue on.
@@ -94,8 +97,7 @@ func quickSweeps(t *testing.T) eval.Sweeps {
 	stamp := simulatorStamp(t)
 	if *update {
 		sw := eval.Sweeps{}
-		arms, _ := eval.DefaultArms().Only("no arm: the sweeps alone")
-		eval.EvaluateWith(quick(), arms, eval.Bubbles(t), sw)
+		eval.EvaluateWith(quick(), eval.Arms{}, eval.Bubbles(t), sw) // no arm: the sweeps alone
 		b, err := json.MarshalIndent(stampedSweeps{stamp, sw}, "", "\t")
 		if err != nil {
 			t.Fatal(err)
@@ -107,18 +109,18 @@ func quickSweeps(t *testing.T) eval.Sweeps {
 	}
 	b, err := os.ReadFile(quickSweepsFile)
 	if err != nil {
-		t.Fatalf("%v: make it with go test ./compare/eval -run TestQuickValidation -update", err)
+		t.Fatalf("%v: %s", err, sweepAgain)
 	}
 	var f stampedSweeps
 	if err := json.Unmarshal(b, &f); err != nil {
 		t.Fatalf("%s: %v", quickSweepsFile, err)
 	}
 	if f.Stamp != stamp {
-		t.Fatalf("%s was swept on other sources of the simulator (%s): sweep again with go test ./compare/eval -run TestQuickValidation -update", quickSweepsFile, strings.Join(simulator, ", "))
+		t.Fatalf("%s was swept on other sources of the simulator (%s): %s", quickSweepsFile, strings.Join(simulator, ", "), sweepAgain)
 	}
 	for _, sc := range quick() {
 		if !f.Sweeps.Has(&sc) {
-			t.Fatalf("%s has no sweep of %s: sweep again with go test ./compare/eval -run TestQuickValidation -update", quickSweepsFile, sc.Name)
+			t.Fatalf("%s has no sweep of %s: %s", quickSweepsFile, sc.Name, sweepAgain)
 		}
 	}
 	return f.Sweeps
