@@ -569,7 +569,7 @@ func (c *controller) decide(in tick) decision {
 		}
 	}
 	n := r.hist.n + r.unreachable
-	if n == 0 && !c.probe.on && c.stuckBreach() && uses("stuck") {
+	if n == 0 && !c.probe.on && (in.saturated || c.young >= 1) && c.stuckBreach() && uses("stuck") {
 		// Calls in flight for longer than the SLO are past it before
 		// they come back: a breach read from what has not returned. A
 		// processor shared far past its knee answers everything late,
@@ -578,6 +578,13 @@ func (c *controller) decide(in tick) decision {
 		// window fitted. Ablation, three draws: development inbound
 		// meets 216 → 220 of 270, training 68 → 69 of 90 (p10 0.67 →
 		// 0.71) and outbound 105 → 108 of 120 (goodput ×1.008).
+		// Only while there is traffic: calls let out in the last SLO,
+		// which would queue behind the ones out, or callers the window
+		// keeps out. With neither, the calls out are all there is to
+		// judge, and the cut answers nobody: when traffic stopped with
+		// two slow calls out, they were two of two past the SLO, and a
+		// window of 78 became one call (development in-142, the end of
+		// its run; TestModelCallsOutPastTheSLOWithNobodyWaitingAreNotABreach).
 		c.cold = false
 		if c.regain == 0 {
 			c.regain = refusedCut * c.w

@@ -645,6 +645,41 @@ func TestModelCallsOutPastTheSLOAreABreach(t *testing.T) {
 	expect(t, c, "after", congestionCut*40, decBlind)
 }
 
+func TestModelCallsOutPastTheSLOWithNobodyWaitingAreNotABreach(t *testing.T) {
+	// The traffic stops (a lull, the night) while two slow calls are out
+	// (development in-142 at the end of its run: a window of 78 cut to one
+	// call). Nobody waits for a slot, so the window keeps nobody out, and
+	// cutting it answers nothing: the next request would find one slot.
+	const slo = 300 * ms
+	c := newSemaphore(t, ConcurrencyConfig{MaxLimit: 1000, InitialLimit: 78, SLOTarget: slo})
+	ticks := int(slo / c.s.tick)
+	for range ticks {
+		hold(c, 50, 50, 0, 0)
+	}
+	idle := func(held float64) {
+		c.step(tick{hist: samples(0, 0), held: held, dt: c.s.tick, now: clock})
+	}
+	for range 3 * ticks {
+		idle(2)
+		expect(t, c, "two out past the SLO, nobody waiting", 78, decBlind)
+	}
+	// Demand is back and fills the window while the two are still out:
+	// two of the calls in flight, among the young ones, are their share.
+	for range ticks {
+		hold(c, 76, 78, 0, 0)
+	}
+	expect(t, c, "two past the SLO among 78", 78, decBlind)
+	// A window full of calls past the SLO, with callers waiting, is still
+	// a breach.
+	for i := 0; c.view.decision != decSLO; i++ {
+		if i > ticks {
+			t.Fatalf("an SLO after the window filled: %v, window %.1f; want a cut", c.view.decision, c.w)
+		}
+		hold(c, 0, 78, 0, 0)
+	}
+	expect(t, c, "calls past the SLO, callers waiting", congestionCut*78, decSLO)
+}
+
 func TestModelAFewCallsOutPastTheSLOAreItsShare(t *testing.T) {
 	// 100 calls a tick, of which two stay out past the SLO: a dear route's
 	// share, not a breach (the binomial test of answers, at 1%).

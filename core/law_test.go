@@ -186,3 +186,57 @@ func TestSharedQueueIsNotALevelShift(t *testing.T) {
 		}
 	})
 }
+
+// A lull is not a breach. Forty closed-loop clients keep a ConcurrencyLimiter
+// busy on a 10 ms handler; two requests that take 3 s go in just before the
+// traffic stops. Once they are older than the SLO they are all that is in
+// flight, two of two past it, but nobody is waiting for a slot and nothing
+// new goes in: the window is not what their lateness answers, and it must
+// still be there when the traffic comes back (a cut read from them alone took
+// a window of 78 to one call in development in-142).
+func TestALullWithSlowCallsOutKeepsTheWindow(t *testing.T) {
+	t.Parallel()
+	synctest.Test(t, func(t *testing.T) {
+		lim := agilelimiter.NewConcurrency(agilelimiter.ConcurrencyConfig{MaxLimit: 200, SLOTarget: 100 * time.Millisecond})
+		lim.Start()
+		defer lim.Stop()
+		stop := make(chan struct{})
+		var wg sync.WaitGroup
+		for range 40 {
+			wg.Go(func() {
+				for {
+					select {
+					case <-stop:
+						return
+					default:
+					}
+					if lim.Do(func() error { time.Sleep(10 * time.Millisecond); return nil }) != nil {
+						time.Sleep(5 * time.Millisecond)
+					}
+				}
+			})
+		}
+		time.Sleep(10 * time.Second)
+		var slow sync.WaitGroup
+		for range 2 {
+			slow.Go(func() { _ = lim.Do(func() error { time.Sleep(3 * time.Second); return nil }) })
+		}
+		time.Sleep(5 * time.Millisecond)
+		close(stop)
+		wg.Wait()
+		before := lim.Limit()
+		time.Sleep(2 * time.Second) // the two are 2 s past the SLO, and still out
+		during, out, st := lim.Limit(), lim.InFlight(), lim.Stats()
+		slow.Wait()
+		t.Logf("limit %d with the traffic, %d in the lull with %d calls out past the SLO (decision %v)", before, during, out, st.Decision)
+		if out != 2 {
+			t.Fatalf("%d calls in flight in the lull; want the two slow ones", out)
+		}
+		if before < 20 {
+			t.Fatalf("limit %d with 40 clients on a 10 ms handler; want at least 20", before)
+		}
+		if during < before/2 {
+			t.Errorf("limit %d in the lull, %d before it; want at least half: nobody waited for the two slow calls' slots", during, before)
+		}
+	})
+}
