@@ -196,10 +196,13 @@ func TestSharedQueueIsNotALevelShift(t *testing.T) {
 // a window of 78 to one call in development in-142).
 func TestALullWithSlowCallsOutKeepsTheWindow(t *testing.T) {
 	t.Parallel()
-	synctest.Test(t, func(t *testing.T) {
-		lim := agilelimiter.NewConcurrency(agilelimiter.ConcurrencyConfig{MaxLimit: 200, SLOTarget: 100 * time.Millisecond})
-		lim.Start()
-		defer lim.Stop()
+	call := func(d time.Duration) func() error {
+		return func() error { time.Sleep(d); return nil }
+	}
+	// lull runs 40 closed-loop clients through do for 10 s, then the two
+	// slow calls, then stops the clients, and returns the limit before the
+	// lull, 2 s into it, and what was in flight then.
+	lull := func(do func(func() error) error, limit func() float64, inFlight func() int) (before, during float64, out int) {
 		stop := make(chan struct{})
 		var wg sync.WaitGroup
 		for range 40 {
@@ -210,7 +213,7 @@ func TestALullWithSlowCallsOutKeepsTheWindow(t *testing.T) {
 						return
 					default:
 					}
-					if lim.Do(func() error { time.Sleep(10 * time.Millisecond); return nil }) != nil {
+					if do(call(10*time.Millisecond)) != nil {
 						time.Sleep(5 * time.Millisecond)
 					}
 				}
@@ -219,24 +222,49 @@ func TestALullWithSlowCallsOutKeepsTheWindow(t *testing.T) {
 		time.Sleep(10 * time.Second)
 		var slow sync.WaitGroup
 		for range 2 {
-			slow.Go(func() { _ = lim.Do(func() error { time.Sleep(3 * time.Second); return nil }) })
+			slow.Go(func() { _ = do(call(3 * time.Second)) })
 		}
 		time.Sleep(5 * time.Millisecond)
 		close(stop)
 		wg.Wait()
-		before := lim.Limit()
+		before = limit()
 		time.Sleep(2 * time.Second) // the two are 2 s past the SLO, and still out
-		during, out, st := lim.Limit(), lim.InFlight(), lim.Stats()
+		during, out = limit(), inFlight()
 		slow.Wait()
-		t.Logf("limit %d with the traffic, %d in the lull with %d calls out past the SLO (decision %v)", before, during, out, st.Decision)
-		if out != 2 {
-			t.Fatalf("%d calls in flight in the lull; want the two slow ones", out)
-		}
-		if before < 20 {
-			t.Fatalf("limit %d with 40 clients on a 10 ms handler; want at least 20", before)
-		}
-		if during < before/2 {
-			t.Errorf("limit %d in the lull, %d before it; want at least half: nobody waited for the two slow calls' slots", during, before)
-		}
+		return before, during, out
+	}
+	t.Run("ConcurrencyLimiter", func(t *testing.T) {
+		synctest.Test(t, func(t *testing.T) {
+			lim := agilelimiter.NewConcurrency(agilelimiter.ConcurrencyConfig{MaxLimit: 200, SLOTarget: 100 * time.Millisecond})
+			lim.Start()
+			defer lim.Stop()
+			before, during, out := lull(lim.Do, func() float64 { return float64(lim.Limit()) }, lim.InFlight)
+			t.Logf("limit %.0f with the traffic, %.0f in the lull with %d calls out past the SLO", before, during, out)
+			if out != 2 {
+				t.Fatalf("%d calls in flight in the lull; want the two slow ones", out)
+			}
+			if before < 20 || during < before/2 {
+				t.Errorf("limit %.0f in the lull, %.0f before it; want at least 20 before and half of it after", during, before)
+			}
+		})
+	})
+	t.Run("Limiter", func(t *testing.T) {
+		synctest.Test(t, func(t *testing.T) {
+			lim := agilelimiter.New(agilelimiter.Config{MaxRate: 10000, SLOTarget: 100 * time.Millisecond})
+			lim.Start()
+			defer lim.Stop()
+			var out atomic.Int64
+			do := func(fn func() error) error {
+				return lim.Do(func() error { out.Add(1); defer out.Add(-1); return fn() })
+			}
+			before, during, n := lull(do, lim.Rate, func() int { return int(out.Load()) })
+			t.Logf("rate %.0f/s with the traffic, %.0f/s in the lull with %d calls out past the SLO", before, during, n)
+			if n != 2 {
+				t.Fatalf("%d calls in flight in the lull; want the two slow ones", n)
+			}
+			if before < 1000 || during < before/2 {
+				t.Errorf("rate %.0f/s in the lull, %.0f/s before it; want at least 1000 before and half of it after", during, before)
+			}
+		})
 	})
 }
