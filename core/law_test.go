@@ -203,30 +203,14 @@ func TestALullWithSlowCallsOutKeepsTheWindow(t *testing.T) {
 	// slow calls, then stops the clients, and returns the limit before the
 	// lull, 2 s into it, and what was in flight then.
 	lull := func(do func(func() error) error, limit func() float64, inFlight func() int) (before, during float64, out int) {
-		stop := make(chan struct{})
-		var wg sync.WaitGroup
-		for range 40 {
-			wg.Go(func() {
-				for {
-					select {
-					case <-stop:
-						return
-					default:
-					}
-					if do(call(10*time.Millisecond)) != nil {
-						time.Sleep(5 * time.Millisecond)
-					}
-				}
-			})
-		}
+		clients := (&swarm{}).start(40, do, call(10*time.Millisecond), 5*time.Millisecond)
 		time.Sleep(10 * time.Second)
 		var slow sync.WaitGroup
 		for range 2 {
 			slow.Go(func() { _ = do(call(3 * time.Second)) })
 		}
 		time.Sleep(5 * time.Millisecond)
-		close(stop)
-		wg.Wait()
+		clients.stop()
 		before = limit()
 		time.Sleep(2 * time.Second) // the two are 2 s past the SLO, and still out
 		during, out = limit(), inFlight()

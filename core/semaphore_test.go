@@ -34,41 +34,47 @@ func (s *service) handle() error {
 	return nil
 }
 
-// client calls lim.Do(fn) in a loop, backing off for retry after a refusal,
-// and checks at every admission that in-flight is within the limit.
-func client(t *testing.T, lim *agilelimiter.ConcurrencyLimiter, stop <-chan struct{}, fn func() error, retry time.Duration, bad *atomic.Int64) {
-	for {
-		select {
-		case <-stop:
-			return
-		default:
-		}
-		before := lim.Limit()
-		err := lim.Do(func() error {
-			if in, after := lim.InFlight(), lim.Limit(); in > max(before, after) {
-				bad.Add(1)
-			}
-			return fn()
-		})
-		if err != nil { // refused, or failed: retry after a pause
-			time.Sleep(retry)
-		}
-	}
-}
-
-// swarm is n clients calling lim.Do(fn) until stop.
+// swarm is n clients calling do(fn) in a loop until stop, each backing off
+// for retry after an error (a refusal, or fn's own).
 type swarm struct {
 	done chan struct{}
 	wg   sync.WaitGroup
 	bad  atomic.Int64 // admissions that saw in-flight above the limit
 }
 
-func startClients(t *testing.T, n int, lim *agilelimiter.ConcurrencyLimiter, fn func() error, retry time.Duration) *swarm {
-	s := &swarm{done: make(chan struct{})}
+func (s *swarm) start(n int, do func(func() error) error, fn func() error, retry time.Duration) *swarm {
+	s.done = make(chan struct{})
 	for range n {
-		s.wg.Go(func() { client(t, lim, s.done, fn, retry, &s.bad) })
+		s.wg.Go(func() {
+			for {
+				select {
+				case <-s.done:
+					return
+				default:
+				}
+				if do(fn) != nil {
+					time.Sleep(retry)
+				}
+			}
+		})
 	}
 	return s
+}
+
+// startClients starts n clients of lim, each checking at every admission
+// that in-flight is within the limit.
+func startClients(t *testing.T, n int, lim *agilelimiter.ConcurrencyLimiter, fn func() error, retry time.Duration) *swarm {
+	s := &swarm{}
+	checked := func(fn func() error) error {
+		before := lim.Limit()
+		return lim.Do(func() error {
+			if in, after := lim.InFlight(), lim.Limit(); in > max(before, after) {
+				s.bad.Add(1)
+			}
+			return fn()
+		})
+	}
+	return s.start(n, checked, fn, retry)
 }
 
 // stop ends the clients, waits for them and returns the bad admissions.
