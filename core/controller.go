@@ -22,7 +22,7 @@ import (
 //	                                         found (TCP's slow start to ssthresh, ack-clocked)
 //	past the SLO (binomial, over its tail) → × 0.7 of what was in flight (Little's law); if the last
 //	                                         cut left as many past it, they are the resource's own tail;
-//	                                         calls out longer than the SLO are past it before they answer
+//	                                         calls out longer than the SLO, while traffic goes on, are past it
 //	demand filled the window               → w ← w + ½·(g·w·(1 − wait/mean) + 1 − w) (TCP Vegas; g = 1.2,
 //	                                         less if the SLO leaves less room above the floor's tail),
 //	                                         ×2 instead until a queue begins or the pipe is full (startup),
