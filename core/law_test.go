@@ -87,7 +87,7 @@ func kneeRun(t *testing.T, svc *service, n, clients int, d time.Duration) (burst
 		}
 		return err
 	}
-	sw := startClients(t, clients, lim, timed, 10*time.Millisecond)
+	sw := startClients(clients, lim, timed, 10*time.Millisecond)
 	time.Sleep(time.Second)
 	limitAt1s = lim.Limit()
 	time.Sleep(d - time.Second)

@@ -63,7 +63,7 @@ func (s *swarm) start(n int, do func(func() error) error, fn func() error, retry
 
 // startClients starts n clients of lim, each checking at every admission
 // that in-flight is within the limit.
-func startClients(t *testing.T, n int, lim *agilelimiter.ConcurrencyLimiter, fn func() error, retry time.Duration) *swarm {
+func startClients(n int, lim *agilelimiter.ConcurrencyLimiter, fn func() error, retry time.Duration) *swarm {
 	s := &swarm{}
 	checked := func(fn func() error) error {
 		before := lim.Limit()
@@ -95,7 +95,7 @@ func TestConcurrencySettlesNearKnee(t *testing.T) {
 		lim.Start()
 		defer lim.Stop()
 		svc := &service{knee: knee, base: 10 * time.Millisecond}
-		sw := startClients(t, 300, lim, svc.handle, 20*time.Millisecond)
+		sw := startClients(300, lim, svc.handle, 20*time.Millisecond)
 		time.Sleep(20 * time.Second)
 		var sum, n, lo, hi int
 		lo = 1 << 30
@@ -129,7 +129,7 @@ func TestConcurrencyGrowsWithDemand(t *testing.T) {
 		lim.Start()
 		defer lim.Stop()
 		svc := &service{knee: 1 << 20, base: 10 * time.Millisecond}
-		sw := startClients(t, 400, lim, svc.handle, 5*time.Millisecond)
+		sw := startClients(400, lim, svc.handle, 5*time.Millisecond)
 		time.Sleep(5 * time.Second)
 		t.Logf("limit after 5s: %d (from 4, ceiling 200)", lim.Limit())
 		if lim.Limit() != 200 {
@@ -147,7 +147,7 @@ func TestConcurrencyNoGrowthWhileUnused(t *testing.T) {
 		lim.Start()
 		defer lim.Stop()
 		svc := &service{knee: 1 << 20, base: 10 * time.Millisecond}
-		sw := startClients(t, 3, lim, svc.handle, 5*time.Millisecond)
+		sw := startClients(3, lim, svc.handle, 5*time.Millisecond)
 		highest := 0
 		sampleEvery(20*time.Second, func(int) { highest = max(highest, lim.Limit()) })
 		st := lim.Stats()
@@ -180,7 +180,7 @@ func TestConcurrencyInstantFailuresBackOff(t *testing.T) {
 		})
 		lim.Start()
 		defer lim.Stop()
-		sw := startClients(t, 150, lim, func() error { return errShed }, 10*time.Millisecond)
+		sw := startClients(150, lim, func() error { return errShed }, 10*time.Millisecond)
 		time.Sleep(3 * time.Second)
 		t.Logf("limit after 3s of instant failures: %d (from 100)", lim.Limit())
 		if lim.Limit() != 2 {
@@ -274,7 +274,7 @@ func TestConcurrencyCeilingUnderChaos(t *testing.T) {
 			time.Sleep(d)
 			return nil
 		}
-		sw := startClients(t, 500, lim, chaos, 5*time.Millisecond)
+		sw := startClients(500, lim, chaos, 5*time.Millisecond)
 		time.Sleep(20 * time.Second)
 		bad := sw.stop()
 		t.Logf("peak concurrency %d, ceiling %d", peak.Load(), maxLimit)
