@@ -680,6 +680,67 @@ func TestModelCallsOutPastTheSLOWithNobodyWaitingAreNotABreach(t *testing.T) {
 	expect(t, c, "calls past the SLO, callers waiting", congestionCut*78, decSLO)
 }
 
+func TestModelAStartupWindowOfOneSlowCallLetsAnotherOut(t *testing.T) {
+	// After an outage the window is one call, in startup (TCP after a
+	// timeout), and the first call out is a report that takes seconds
+	// (development in-119, five workers: 8 s at one call, four workers
+	// idle, every other request refused). One call past the SLO is too
+	// few to judge, and no answer can come while it holds the only slot:
+	// once it is the whole window and older than the SLO, with callers
+	// waiting, one more call goes out.
+	const slo = 300 * ms
+	outage := func(c *controller) {
+		feed(c, epochSamples, 20*ms, 0, true) // the floor is measured
+		for range 8 {
+			feed(c, 0, 0, 30, true)
+		}
+		expect(t, c, "an outage", 1, decRefused)
+	}
+	c := newSemaphore(t, ConcurrencyConfig{MaxLimit: 200, InitialLimit: 40, SLOTarget: slo})
+	outage(c)
+	ticks := int(slo / c.s.tick)
+	hold(c, 1, 1, 0, 0) // the report goes out
+	for range ticks - 1 {
+		hold(c, 0, 1, 0, 0)
+		expect(t, c, "the report inside the SLO", 1, decBlind)
+	}
+	hold(c, 0, 1, 0, 0)
+	expect(t, c, "the report past the SLO", 2, decStalled)
+	// The call let out is young: nothing more until it is past the SLO
+	// as well, and then the two of them are a breach (the stuck test).
+	hold(c, 1, 2, 0, 0)
+	expect(t, c, "a second call out", 2, decBlind)
+	for i := 0; c.view.decision != decSLO; i++ {
+		if i > ticks {
+			t.Fatalf("two calls past the SLO: %v, window %.1f; want a cut", c.view.decision, c.w)
+		}
+		hold(c, 0, 2, 0, 0)
+	}
+	// Its answer restarts the ack clock instead.
+	c = newSemaphore(t, ConcurrencyConfig{MaxLimit: 200, InitialLimit: 40, SLOTarget: slo})
+	outage(c)
+	hold(c, 1, 1, 0, 0)
+	for range ticks {
+		hold(c, 0, 1, 0, 0)
+	}
+	expect(t, c, "stalled", 2, decStalled)
+	hold(c, 1, 2, 0, 0)
+	c.step(tick{hist: samples(1, 20*ms), saturated: true, held: 1, dt: c.s.tick, now: clock, completions: 1})
+	expect(t, c, "the second call answers", 3, decStartup)
+
+	// Out of startup the window is the law's reading of what the resource
+	// holds: one slow call in a window of one is the resource's own stall
+	// (a single worker), and another call would only queue behind it.
+	c = newSemaphore(t, ConcurrencyConfig{MaxLimit: 200, InitialLimit: 1, SLOTarget: slo})
+	feed(c, epochSamples, 20*ms, 0, true)
+	c.cold = false
+	c.setWindow(1, evidence{})
+	for range 2 * ticks {
+		hold(c, 0, 1, 0, 0)
+		expect(t, c, "one slow call, out of startup", 1, decBlind)
+	}
+}
+
 func TestModelAFewCallsOutPastTheSLOAreItsShare(t *testing.T) {
 	// 100 calls a tick, of which two stay out past the SLO: a dear route's
 	// share, not a breach (the binomial test of answers, at 1%).

@@ -1,6 +1,7 @@
 package agilelimiter_test
 
 import (
+	"errors"
 	"math"
 	"slices"
 	"sync"
@@ -250,5 +251,62 @@ func TestALullWithSlowCallsOutKeepsTheWindow(t *testing.T) {
 				t.Errorf("rate %.0f/s in the lull, %.0f/s before it; want at least 1000 before and half of it after", during, before)
 			}
 		})
+	})
+}
+
+// After an outage the window is one call, in startup, and the first call the
+// dependency takes back is slow: a report, or a request that waited out the
+// outage. It holds the only slot, and no answer can come to restart the ack
+// clock while it does (development in-119: 8 s at one call, four workers
+// idle, every other request refused). Once it is the whole window and older
+// than the SLO, with callers waiting, one more call goes out, and the
+// service is back within a second, not when the slow call ends.
+func TestAnOutagesFirstSlowCallDoesNotHoldTheWindow(t *testing.T) {
+	t.Parallel()
+	synctest.Test(t, func(t *testing.T) {
+		errDown := errors.New("connection refused")
+		lim := agilelimiter.NewConcurrency(agilelimiter.ConcurrencyConfig{
+			MaxLimit: 50, SLOTarget: 100 * time.Millisecond,
+			Classify: func(err error) agilelimiter.Outcome {
+				if errors.Is(err, errDown) {
+					return agilelimiter.Unreachable
+				}
+				return agilelimiter.Reached
+			},
+		})
+		lim.Start()
+		defer lim.Stop()
+		var down, slowNext atomic.Bool
+		var fast atomic.Int64
+		resource := func() error {
+			switch {
+			case down.Load():
+				time.Sleep(time.Millisecond)
+				return errDown
+			case slowNext.CompareAndSwap(true, false):
+				time.Sleep(5 * time.Second)
+			default:
+				time.Sleep(20 * time.Millisecond)
+				fast.Add(1)
+			}
+			return nil
+		}
+		clients := (&swarm{}).start(30, lim.Do, resource, 5*time.Millisecond)
+		defer clients.stop()
+		time.Sleep(5 * time.Second)
+		down.Store(true)
+		time.Sleep(2 * time.Second)
+		slowNext.Store(true)
+		down.Store(false)
+		time.Sleep(500 * time.Millisecond)
+		n0 := fast.Load()
+		time.Sleep(2 * time.Second)
+		served, limit := fast.Load()-n0, lim.Limit()
+		t.Logf("after the outage, %d fast calls answered from 0.5 s to 2.5 s; limit %d, %d in flight", served, limit, lim.InFlight())
+		// 30 clients at 20 ms a call: 1,500 a second once the window
+		// holds them all; none while the slow call holds a window of one.
+		if served < 1000 || limit < 30 {
+			t.Errorf("%d fast calls answered in the 2 s after the outage, limit %d; want at least 1000, and 30", served, limit)
+		}
 	})
 }

@@ -50,7 +50,9 @@ type Stats struct {
 	// "window" (TCP Vegas' step) or "unmoved" (a narrower window left the
 	// wait: held) or "knee" (the wider the window, the less got through,
 	// and every call slower: narrowed by a tenth) or "paused" (the
-	// dependency asked for a pause: see [Limiter.PauseUntil]).
+	// dependency asked for a pause: see [Limiter.PauseUntil]) or "stalled"
+	// (in startup, the window is one slow call out past the SLO with
+	// callers waiting: one more call goes out, since no answer can come).
 	Decision string
 	// Ticks counts controller ticks since New.
 	Ticks uint64
