@@ -617,6 +617,18 @@ func hold(c *controller, admitted, held float64, n int, d time.Duration) {
 		held: held, dt: dt, now: clock, completions: float64(n)})
 }
 
+// holdUntil holds held calls in flight, none let out and none back, until
+// the law decides dec, for at most limit ticks.
+func holdUntil(t *testing.T, c *controller, held float64, dec decision, limit int, what string) {
+	t.Helper()
+	for i := 0; c.view.decision != dec; i++ {
+		if i > limit {
+			t.Fatalf("%s: %v, window %.1f; want %v", what, c.view.decision, c.w, dec)
+		}
+		hold(c, 0, held, 0, 0)
+	}
+}
+
 func TestModelCallsOutPastTheSLOAreABreach(t *testing.T) {
 	// A processor shared far past its knee answers every call late, and
 	// all at once: 40 calls let out together, none back after the SLO.
@@ -671,12 +683,7 @@ func TestModelCallsOutPastTheSLOWithNobodyWaitingAreNotABreach(t *testing.T) {
 	expect(t, c, "two past the SLO among 78", 78, decBlind)
 	// A window full of calls past the SLO, with callers waiting, is still
 	// a breach.
-	for i := 0; c.view.decision != decSLO; i++ {
-		if i > ticks {
-			t.Fatalf("an SLO after the window filled: %v, window %.1f; want a cut", c.view.decision, c.w)
-		}
-		hold(c, 0, 78, 0, 0)
-	}
+	holdUntil(t, c, 78, decSLO, ticks, "an SLO after the window filled")
 	expect(t, c, "calls past the SLO, callers waiting", congestionCut*78, decSLO)
 }
 
@@ -710,12 +717,7 @@ func TestModelAStartupWindowOfOneSlowCallLetsAnotherOut(t *testing.T) {
 	// as well, and then the two of them are a breach (the stuck test).
 	hold(c, 1, 2, 0, 0)
 	expect(t, c, "a second call out", 2, decBlind)
-	for i := 0; c.view.decision != decSLO; i++ {
-		if i > ticks {
-			t.Fatalf("two calls past the SLO: %v, window %.1f; want a cut", c.view.decision, c.w)
-		}
-		hold(c, 0, 2, 0, 0)
-	}
+	holdUntil(t, c, 2, decSLO, ticks, "two calls past the SLO")
 	// Its answer restarts the ack clock instead.
 	c = newSemaphore(t, ConcurrencyConfig{MaxLimit: 200, InitialLimit: 40, SLOTarget: slo})
 	outage(c)

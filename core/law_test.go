@@ -1,7 +1,6 @@
 package agilelimiter_test
 
 import (
-	"errors"
 	"math"
 	"slices"
 	"sync"
@@ -11,6 +10,7 @@ import (
 	"time"
 
 	agilelimiter "github.com/agilelimiter/agilelimiter/core"
+	"github.com/agilelimiter/agilelimiter/core/agiletest"
 )
 
 // A level shift is not a queue. The dependency's latency steps from 20 to
@@ -264,15 +264,8 @@ func TestALullWithSlowCallsOutKeepsTheWindow(t *testing.T) {
 func TestAnOutagesFirstSlowCallDoesNotHoldTheWindow(t *testing.T) {
 	t.Parallel()
 	synctest.Test(t, func(t *testing.T) {
-		errDown := errors.New("connection refused")
 		lim := agilelimiter.NewConcurrency(agilelimiter.ConcurrencyConfig{
-			MaxLimit: 50, SLOTarget: 100 * time.Millisecond,
-			Classify: func(err error) agilelimiter.Outcome {
-				if errors.Is(err, errDown) {
-					return agilelimiter.Unreachable
-				}
-				return agilelimiter.Reached
-			},
+			MaxLimit: 50, SLOTarget: 100 * time.Millisecond, Classify: classifyRefused,
 		})
 		lim.Start()
 		defer lim.Stop()
@@ -282,7 +275,7 @@ func TestAnOutagesFirstSlowCallDoesNotHoldTheWindow(t *testing.T) {
 			switch {
 			case down.Load():
 				time.Sleep(time.Millisecond)
-				return errDown
+				return agiletest.ErrRefused
 			case slowNext.CompareAndSwap(true, false):
 				time.Sleep(5 * time.Second)
 			default:
