@@ -18,7 +18,7 @@ import (
 // floor's, the fastest epoch of epochSamples answers as a slot sees it. Per round:
 //
 //	refused                                → window and rate × ½ (to MinRate); startup once answers come back, +1 an
-//	                                         answer without a queue, to 8 calls or half the window refusals found
+//	                                         answer without a queue, to 8 calls or half what refusals found (ssthresh)
 //	past the SLO (binomial, over its tail) → × 0.7 of what was in flight (Little's law); if the last cut left as many
 //	                                         past it, they are the resource's own tail; calls out longer than the SLO
 //	                                         count while traffic goes on (in startup, one filling the window: +1 call)
@@ -612,7 +612,7 @@ func (c *controller) decide(in tick) decision {
 		c.endProbe(c.probe.w, evidence{})
 		*r = round{}
 		return decFloor
-	case n == 0 && c.cold && !c.probe.on && in.saturated && c.young < 1 && c.stuck >= math.Max(c.w, 1)-1e-9 && uses("stalled"):
+	case n == 0 && c.cold && !c.probe.on && in.saturated && c.young < 1 && c.stuck >= c.w-1e-9 && uses("stalled"):
 		// In startup, every call in the window is out past the SLO,
 		// callers wait, and one call is too few for the stuck test to
 		// judge: no answer can come while it holds the window, so one
