@@ -696,36 +696,33 @@ func TestModelAStartupWindowOfOneSlowCallLetsAnotherOut(t *testing.T) {
 	// once it is the whole window and older than the SLO, with callers
 	// waiting, one more call goes out.
 	const slo = 300 * ms
-	outage := func(c *controller) {
+	// stalled runs an outage, lets the report out and holds it past the
+	// SLO, and returns the controller once it let another call out.
+	stalled := func() (*controller, int) {
+		c := newSemaphore(t, ConcurrencyConfig{MaxLimit: 200, InitialLimit: 40, SLOTarget: slo})
 		feed(c, epochSamples, 20*ms, 0, true) // the floor is measured
 		for range 8 {
 			feed(c, 0, 0, 30, true)
 		}
 		expect(t, c, "an outage", 1, decRefused)
-	}
-	c := newSemaphore(t, ConcurrencyConfig{MaxLimit: 200, InitialLimit: 40, SLOTarget: slo})
-	outage(c)
-	ticks := int(slo / c.s.tick)
-	hold(c, 1, 1, 0, 0) // the report goes out
-	for range ticks - 1 {
+		ticks := int(slo / c.s.tick)
+		hold(c, 1, 1, 0, 0) // the report goes out
+		for range ticks - 1 {
+			hold(c, 0, 1, 0, 0)
+			expect(t, c, "the report inside the SLO", 1, decBlind)
+		}
 		hold(c, 0, 1, 0, 0)
-		expect(t, c, "the report inside the SLO", 1, decBlind)
+		expect(t, c, "the report past the SLO", 2, decStalled)
+		return c, ticks
 	}
-	hold(c, 0, 1, 0, 0)
-	expect(t, c, "the report past the SLO", 2, decStalled)
+	c, ticks := stalled()
 	// The call let out is young: nothing more until it is past the SLO
 	// as well, and then the two of them are a breach (the stuck test).
 	hold(c, 1, 2, 0, 0)
 	expect(t, c, "a second call out", 2, decBlind)
 	holdUntil(t, c, 2, decSLO, ticks, "two calls past the SLO")
 	// Its answer restarts the ack clock instead.
-	c = newSemaphore(t, ConcurrencyConfig{MaxLimit: 200, InitialLimit: 40, SLOTarget: slo})
-	outage(c)
-	hold(c, 1, 1, 0, 0)
-	for range ticks {
-		hold(c, 0, 1, 0, 0)
-	}
-	expect(t, c, "stalled", 2, decStalled)
+	c, _ = stalled()
 	hold(c, 1, 2, 0, 0)
 	c.step(tick{hist: samples(1, 20*ms), saturated: true, held: 1, dt: c.s.tick, now: clock, completions: 1})
 	expect(t, c, "the second call answers", 3, decStartup)
