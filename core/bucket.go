@@ -16,19 +16,26 @@ import (
 // head re-arms its timer at the new spacing, and nobody was booked ahead at the
 // old one.
 //
+// The controller also sets a quota each tick: how many calls the window has
+// room for until the next tick. A rate alone would let one more out
+// whenever the first slot was due at once; once the quota is spent the
+// bucket waits for the next tick, or MinRate's spacing, whichever is first.
+//
 // A caller that finds no queue and a slot already due takes it without
 // allocating, waiting or touching a timer: that is the path Do takes whenever
 // the limiter is not the binding constraint.
 type bucket struct {
-	mu          sync.Mutex
-	interval    time.Duration // current spacing between slots
-	minInterval time.Duration // 1/MaxRate rounded up: the ceiling, enforced here too
-	last        time.Time     // planned time of the last slot granted
-	pause       time.Time     // no slot before it (PauseUntil); zero: none
-	gate        Gate          // asked by the head of the queue at its slot (Config.Gate); nil: none
-	head, tail  *waiter
-	queued      atomic.Int64
-	pool        sync.Pool // *waiter; per bucket, so timers never cross synctest bubbles
+	mu            sync.Mutex
+	interval      time.Duration // current spacing between slots
+	quota         float64       // slots it may still grant until the next setRate; +Inf: no count
+	floorInterval time.Duration // 1/MinRate: the spacing once the quota is spent
+	minInterval   time.Duration // 1/MaxRate rounded up: the ceiling, enforced here too
+	last          time.Time     // planned time of the last slot granted
+	pause         time.Time     // no slot before it (PauseUntil); zero: none
+	gate          Gate          // asked by the head of the queue at its slot (Config.Gate); nil: none
+	head, tail    *waiter
+	queued        atomic.Int64
+	pool          sync.Pool // *waiter; per bucket, so timers never cross synctest bubbles
 }
 
 type waiter struct {
@@ -63,30 +70,55 @@ func mulSat(d time.Duration, n int64) time.Duration {
 	return d * time.Duration(n)
 }
 
-func (b *bucket) init(rate, maxRate float64, gate Gate) {
+func (b *bucket) init(rate, minRate, maxRate float64, gate Gate) {
 	b.gate = gate
+	b.floorInterval = intervalFor(minRate)
 	b.minInterval = intervalFor(maxRate)
 	b.interval = max(intervalFor(rate), b.minInterval)
+	b.quota = math.Inf(1)
 }
 
-// setRate changes the spacing and wakes the head of the queue so that it
-// re-arms its timer at once.
-func (b *bucket) setRate(rate float64) {
+// setRate changes the spacing and the quota (how many slots it may grant
+// until the next setRate; +Inf for no count) and wakes the head of the
+// queue so that it re-arms its timer at once.
+func (b *bucket) setRate(rate, quota float64) {
 	iv := max(intervalFor(rate), b.minInterval)
 	b.mu.Lock()
 	b.interval = iv
+	b.mu.Unlock()
+	b.setQuota(quota)
+}
+
+// setQuota sets how many slots the bucket may grant until the next
+// setRate (+Inf: no count) and wakes the head of the queue.
+func (b *bucket) setQuota(quota float64) {
+	b.mu.Lock()
+	b.quota = quota
 	if b.head != nil {
 		notify(b.head.wake)
 	}
 	b.mu.Unlock()
 }
 
-// next is the earliest instant the next slot may be granted: one interval
-// after the last, and not before the end of a pause. The caller holds mu.
+// next is the earliest instant the next slot may be granted at the rate:
+// one interval after the last, and not before the end of a pause. The
+// caller holds mu.
 func (b *bucket) next() time.Time {
 	slot := b.last.Add(b.interval)
 	if b.pause.After(slot) {
 		return b.pause
+	}
+	return slot
+}
+
+// due is next while the quota lasts. Once it is spent, the next slot is
+// MinRate's spacing after the last, unless the controller's next tick
+// renews the quota first (setRate wakes the head). What a caller would
+// wait is judged by next: the tick comes sooner than MinRate's slot.
+func (b *bucket) due() time.Time {
+	slot := b.next()
+	if floor := b.last.Add(b.floorInterval); b.quota < 1 && floor.After(slot) {
+		return floor
 	}
 	return slot
 }
@@ -143,8 +175,9 @@ func (b *bucket) take(ctx context.Context, reserve time.Duration) (time.Time, ti
 	start := time.Now()
 	now := start
 	if b.head == nil && b.gate == nil {
-		if slot := b.next(); !slot.After(now) {
+		if slot := b.due(); !slot.After(now) {
 			b.last = now
+			b.quota = max(b.quota-1, 0)
 			b.mu.Unlock()
 			return now, 0, nil
 		}
@@ -184,7 +217,7 @@ func (b *bucket) take(ctx context.Context, reserve time.Duration) (time.Time, ti
 			}
 		}
 		now := time.Now()
-		slot := b.next()
+		slot := b.due()
 		if !slot.After(now) && hasDeadline && now.After(dl) {
 			b.pop(w)
 			b.mu.Unlock()
@@ -217,6 +250,7 @@ func (b *bucket) take(ctx context.Context, reserve time.Duration) (time.Time, ti
 			continue
 		}
 		if !slot.After(now) {
+			b.quota = max(b.quota-1, 0)
 			// Woken at or after the slot (by the timer, or by a rate change
 			// that moved the slot into the past). Keep to the schedule, so
 			// timer latency does not erode the rate, but never let the next

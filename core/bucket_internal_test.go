@@ -17,7 +17,7 @@ import (
 func TestLateWakeKeepsTheSchedulesPhase(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		var b bucket
-		b.init(1, 100, nil) // one slot a second, 10 ms apart at most
+		b.init(1, 0, 100, nil) // one slot a second, 10 ms apart at most
 		start := time.Now()
 		ctx := context.Background()
 		if _, _, err := b.take(ctx, 0); err != nil { // the first slot, at 0
@@ -30,7 +30,7 @@ func TestLateWakeKeepsTheSchedulesPhase(t *testing.T) {
 		}()
 		time.Sleep(550 * time.Millisecond)
 		synctest.Wait()
-		b.setRate(10) // 100 ms apart: its slot (0.1 s) is 0.45 s past
+		b.setRate(10, math.Inf(1)) // 100 ms apart: its slot (0.1 s) is 0.45 s past
 		first := <-granted
 		go func() {
 			at, _, _ := b.take(ctx, 0)
@@ -51,12 +51,12 @@ func TestLateWakeKeepsTheSchedulesPhase(t *testing.T) {
 // zero" floor used to grant MaxRate calls a second (issue 14.4).
 func TestTinyRateFailsClosed(t *testing.T) {
 	var b bucket
-	b.init(1e-12, 100, nil)
+	b.init(1e-12, 0, 100, nil)
 	if b.interval != maxInterval {
 		t.Errorf("init(1e-12, 100): interval %v; want %v", b.interval, maxInterval)
 	}
-	b.setRate(100)
-	b.setRate(1e-300)
+	b.setRate(100, math.Inf(1))
+	b.setRate(1e-300, math.Inf(1))
 	if b.interval != maxInterval {
 		t.Errorf("setRate(1e-300): interval %v; want %v", b.interval, maxInterval)
 	}
@@ -71,4 +71,67 @@ func TestTinyRateFailsClosed(t *testing.T) {
 	if got := mulSat(time.Second, 3); got != 3*time.Second {
 		t.Errorf("mulSat(1s, 3) = %v", got)
 	}
+}
+
+// The quota counts the slots the bucket may grant until the controller's next
+// tick: at 1000/s with room for two calls, two go 1 ms apart and the third
+// waits for the next tick's quota (10 ms), or, if no tick comes, for
+// MinRate's spacing (1 s after the second). A rate alone let a third out
+// whenever the first slot was due at once (room over the tick is two slots
+// at its end, three counting its start).
+func TestQuotaCountsTheSlotsUntilTheNextTick(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		tick bool // a setRate 10 ms in renews the quota
+		want time.Duration
+	}{
+		{"the next tick's quota lets the third out", true, 10 * time.Millisecond},
+		{"without a tick, MinRate does", false, time.Second + time.Millisecond},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				var b bucket
+				b.init(1000, 1, 1000, nil)
+				b.setRate(1000, 2)
+				start := time.Now()
+				granted := make(chan time.Duration, 3)
+				go func() {
+					for range 3 {
+						at, _, _ := b.take(context.Background(), 0)
+						granted <- at.Sub(start)
+					}
+				}()
+				time.Sleep(10 * time.Millisecond)
+				synctest.Wait()
+				if tc.tick {
+					b.setRate(1000, 2)
+				}
+				got := []time.Duration{<-granted, <-granted, <-granted}
+				if got[0] != 0 || got[1] != time.Millisecond || got[2] != tc.want {
+					t.Errorf("slots at %v; want 0s, 1ms and %v", got, tc.want)
+				}
+			})
+		})
+	}
+}
+
+// Stop lifts the quota: no tick is left to renew it, and the callers
+// waiting get their slots at the rate alone.
+func TestStopLiftsTheQuota(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		l := New(Config{MinRate: 1, MaxRate: 1000, InitialRate: 1000})
+		start := l.Take()
+		l.b.setRate(1000, 0) // the next at MinRate's spacing, 1 s
+		granted := make(chan time.Duration, 1)
+		go func() {
+			at := l.Take()
+			granted <- at.Sub(start)
+		}()
+		time.Sleep(5 * time.Millisecond)
+		synctest.Wait()
+		l.Stop()
+		if got := <-granted; got != 5*time.Millisecond {
+			t.Errorf("slot at %v; want at once after Stop, 5ms", got)
+		}
+	})
 }

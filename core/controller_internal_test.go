@@ -406,16 +406,17 @@ func TestModelPaceLetsOutWhatTheWindowHasRoomFor(t *testing.T) {
 		inflight, done float64 // calls out after the tick, and back in it
 		want           float64
 		refusing       bool // the last round was refused
+		quota          float64
 	}{
-		{"room: what it holds, and what came back", 5, 50, 750, false},
+		{"room: what it holds, and what came back", 5, 50, 750, false, 75},
 		// The window's turnover is the limit, 800/s; 18 of its 30 calls
 		// over a round trip (30 / 800 × 1.2 s) add 18/36 of it.
-		{"full: paced at the turnover", 30, 100, 800, false},
-		{"slack: the turnover, and the slack over a round trip", 12, 200, 1200, false},
-		{"empty: the turnover, and the whole window over a round trip", 0, 200, 800 * (1 + 30.0/36), false},
-		{"full: what came back", 30, 30, 300, false},
-		{"past it by what came back: MinRate", 60, 30, 1, false},
-		{"refused: no faster than the backoff left", 0, 100, 800, true},
+		{"full: paced at the turnover", 30, 100, 800, false, 100},
+		{"slack: the turnover, and the slack over a round trip", 12, 200, 1200, false, 218},
+		{"empty: the turnover, and the whole window over a round trip", 0, 200, 800 * (1 + 30.0/36), false, 230},
+		{"full: what came back", 30, 30, 300, false, 30},
+		{"past it by what came back: MinRate", 60, 30, 1, false, 0},
+		{"refused: no faster than the backoff left", 0, 100, 800, true, 130},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			c := newController(settingsFor(t, Config{MinRate: 1, MaxRate: 2000}))
@@ -423,8 +424,21 @@ func TestModelPaceLetsOutWhatTheWindowHasRoomFor(t *testing.T) {
 			if got := c.pace(tick{hist: samples(0, 0), dt: 100 * ms, completions: tc.done}); math.Abs(got-tc.want) > 1e-6 {
 				t.Errorf("pace %.2f; want %.2f", got, tc.want)
 			}
+			// The bucket counts the room in calls until the next tick.
+			if c.quota != tc.quota {
+				t.Errorf("quota %.2f; want the room, %.2f calls", c.quota, tc.quota)
+			}
 		})
 	}
+	t.Run("no count before the first round, nor for a semaphore", func(t *testing.T) {
+		c := newController(settingsFor(t, Config{MinRate: 1, MaxRate: 2000}))
+		c.pace(tick{hist: samples(0, 0), dt: 100 * ms})
+		s := newSemaphore(t, ConcurrencyConfig{MaxLimit: 100})
+		s.pace(tick{hist: samples(0, 0), dt: 100 * ms})
+		if !math.IsInf(c.quota, 1) || !math.IsInf(s.quota, 1) {
+			t.Errorf("quota %.2f before the first round, %.2f for a semaphore; want none (+Inf)", c.quota, s.quota)
+		}
+	})
 	t.Run("never past MaxRate", func(t *testing.T) {
 		c := newController(settingsFor(t, Config{MinRate: 1, MaxRate: 2000}))
 		c.w, c.limit = 30, 1900
@@ -553,6 +567,24 @@ func TestModelFloorProbeDrainsTheQueueVegasKeeps(t *testing.T) {
 			t.Errorf("window %v (measured %v): %v to %.2f; want %v to %.2f",
 				tc.w, tc.measured, c.view.decision, c.w, decFloorProbe, tc.want)
 		}
+	}
+}
+
+func TestModelAProbeOfARateCountsTheCallsItsQuotaLetsOut(t *testing.T) {
+	// A probe window of 1.9 calls: a semaphore holds two (it rounds), a
+	// rate limit's quota one (whole calls), and each of its turns waits
+	// for the tick that renews the quota. Little's law on the calls a
+	// probe holds and the time a turn takes.
+	e := evidence{latency: float64(70 * ms)}
+	rate := newController(settingsFor(t, Config{MaxRate: 100}))
+	rate.startProbe(1.9, e)
+	if want := time.Duration(probeSamples * (70*ms + rate.s.tick)); rate.probe.d != want {
+		t.Errorf("a rate's probe lasts %v at least; want %d turns of one call at 70 ms and a tick, %v", rate.probe.d, probeSamples, want)
+	}
+	sem := newSemaphore(t, ConcurrencyConfig{MaxLimit: 100})
+	sem.startProbe(1.9, e)
+	if want := time.Duration(probeSamples * e.latency / 1.9); sem.probe.d != want {
+		t.Errorf("a semaphore's probe lasts %v at least; want %d answers from 1.9 calls at 70 ms, %v", sem.probe.d, probeSamples, want)
 	}
 }
 

@@ -47,7 +47,7 @@ func New(c Config) *Limiter {
 	l := &Limiter{}
 	l.brain.init(s)
 	l.perSecond = true
-	l.b.init(s.initial, s.max, s.gate)
+	l.b.init(s.initial, s.min, s.max, s.gate)
 	l.rate.Store(math.Float64bits(s.initial))
 	return l
 }
@@ -58,8 +58,12 @@ func (l *Limiter) Start() { l.brain.start(l) }
 
 // Stop ends the controller and waits for its goroutine to return; the rate
 // stays where it was. Callers waiting in Take are not released early: they get
-// their slots at the current rate. Stop is idempotent.
-func (l *Limiter) Stop() { l.brain.halt() }
+// their slots at the current rate, which alone paces them from then on (no
+// tick is left to count the window's room). Stop is idempotent.
+func (l *Limiter) Stop() {
+	l.brain.halt()
+	l.b.setQuota(math.Inf(1))
+}
 
 // Take blocks until the caller's slot and returns the instant it was granted
 // (the send time to measure a round trip from). Use
@@ -225,7 +229,7 @@ func (l *Limiter) paused(now time.Time) bool { return !l.b.pausedUntil(now).IsZe
 // when it ends, and Rate says what goes out now: nothing.
 func (l *Limiter) apply(rate float64, paused bool) {
 	l.reserve.Store(int64(l.ctl.reserve()))
-	l.b.setRate(rate)
+	l.b.setRate(rate, l.ctl.quota)
 	if paused {
 		rate = 0
 	}
