@@ -91,6 +91,9 @@ type controller struct {
 	stuck    float64
 	// stuckCut says the settle after a cut waits for the stuck calls.
 	stuckCut bool
+	// stuckOut is what was in flight at that cut, stuckBack what came
+	// back since.
+	stuckOut, stuckBack float64
 	// settling waits, after a cut, for answers sent after it (since it).
 	settling bool
 	since    time.Duration
@@ -498,15 +501,14 @@ func (c *controller) pace(in tick) float64 {
 	}
 	room := math.Max(c.w-c.inflight+in.completions, 0)
 	if uses("quota") {
-		// The room is a count of calls, and the bucket lets out that
-		// many by the next tick. As a rate alone (room over the tick)
-		// it let out one more whenever the first slot was due at once:
-		// a window of three held five on a tick of 10 ms, its queue
-		// read as the resource's own tail and a floor probe's reading
-		// as the floor (compare/sim's capacity-drops, seed 3: 55% → 95%
-		// inside). Once it is spent, the bucket lets calls out at
-		// MinRate.
-		c.quota = room
+		// The room is a count of calls, rounded as a semaphore's limit
+		// is, and the bucket lets out that many by the next tick. As a
+		// rate alone (room over the tick) it let out one more whenever
+		// the first slot was due at once: a window of three held five
+		// on a tick of 10 ms (compare/sim's capacity-drops, seed 3, at
+		// 10 ms: 55% inside). Once it is spent, the bucket lets calls
+		// out at MinRate.
+		c.quota = math.Round(room)
 	}
 	ceiling := c.limit
 	if !c.refusing && in.unreachable == 0 && uses("slack") {
@@ -540,9 +542,16 @@ func (c *controller) decide(in tick) decision {
 		// nothing of it (BBR's packet-timed round trip).
 		c.since += in.dt
 		if c.stuckCut {
-			// After a cut for calls stuck past the SLO, their answers
-			// say what the cut answered: wait until they are back.
-			if c.stuck < 1 || in.unreachable > 0 || c.since > lostTime {
+			// After a cut for calls stuck past the SLO, the answers of
+			// the calls out at the cut say what the cut answered: wait
+			// until as many are back (the oldest first, as a queue
+			// answers). Calls let out since are past the SLO in their
+			// turn only if the window the cut left still queues past
+			// it: new evidence (waiting until no call at all was past
+			// it, a window that queued renewed them, and the law sat
+			// in its settle for lostTime).
+			c.stuckBack += in.completions
+			if c.stuck < 1 || c.stuckBack >= c.stuckOut || in.unreachable > 0 || c.since > lostTime {
 				c.settling, c.stuckCut = false, false
 			}
 		} else if in.unreachable > 0 || in.hist.n > 0 && in.hist.quantile(0.99, 0, 0) <= c.since || c.since > roundMaxTime {
@@ -611,6 +620,7 @@ func (c *controller) decide(in tick) decision {
 		// describe the window before the cut (without the wait,
 		// development inbound worst 0.46 → 0.31, meets 220 → 218).
 		c.stuckCut = uses("stuck-settle")
+		c.stuckOut, c.stuckBack = c.stuck+c.young, 0
 		*r = round{}
 		return decSLO
 	}
@@ -802,20 +812,11 @@ func (c *controller) setWindow(w float64, e evidence) {
 // floor stayed where it was, probe after probe (compare/sim's benign bump, a
 // level shift that Vegas had answered by narrowing the window to two calls:
 // 0.39 of the oracle on its worst of 30 draws without it, 0.54 with it).
-// A rate limit's quota holds whole calls, each turning in a latency and up
-// to a tick: its probe of 1.9 calls holds one (benign-bump over 30 draws,
-// once the quota counted calls: 0.736 of the oracle, worst 0.51, with the
-// probe sized on the window; 0.767, worst 0.69, on the calls it holds).
 func (c *controller) startProbe(w float64, e evidence) {
 	c.probe.on, c.probe.w, c.probe.d = true, c.w, 0
 	if uses("probe-length") {
 		lat := math.Max(c.floorMed, e.latency)
-		calls := math.Max(w, minWindow)
-		if c.s.rate {
-			calls = math.Max(math.Floor(calls), 1)
-			lat += float64(c.s.tick)
-		}
-		c.probe.d = min(time.Duration(probeSamples*lat/calls), roundMaxTime)
+		c.probe.d = min(time.Duration(probeSamples*lat/math.Max(w, minWindow)), roundMaxTime)
 	}
 	c.setWindow(w, e)
 }
