@@ -2,7 +2,7 @@ package eval_test
 
 import "github.com/agilelimiter/agilelimiter/compare/eval"
 
-// Measured with the window law (the default since the switch: a Limiter ticking
+// Measured with the window law as it was at the switch (a Limiter ticking
 // every 20ms, rounds closed at half a second, regain after SLO cuts) on the
 // quick set, 8 outbound and 7 inbound scenarios:
 //

@@ -36,7 +36,7 @@ func WriteMarkdown(w io.Writer, set string, rep, named Report) {
 		"(*limited*) were never sent and cost only goodput. *p99* is over the calls that reached the resource. *Wasted* is the share of "+
 		"the resource's work spent on calls whose caller had timed out (outbound) or answered outside the SLO (inbound). "+
 		"Outbound callers still waiting for a slot when the run ends count nowhere. Every figure is a function of the seed, "+
-		"but where two of a limiter's own timers fall on one nanosecond, which the simulation's clock cannot order (compare/eval/clock.go): rare in the drawn scenarios (about one run in six hundred differs from run to run), but the named outbound-drop's rate sits at its ceiling of 200 req/s, a slot every 5 ms, on the nanoseconds of the 20 ms ticks, and its figures move from one run to the next: over eight runs of one build, 68.3–70.4 req/s of goodput and 95.6–99.0%% inside.\n\n")
+		"but where two of a limiter's own timers fall on one nanosecond, which the simulation's clock cannot order (compare/eval/clock.go): rare in the drawn scenarios (about one run in six hundred differs from run to run), but the named outbound-drop's rate sits at its ceiling of 200 req/s, a slot every 5 ms, on the nanoseconds of the 10 ms ticks, and its figures move from one run to the next: over eight runs of one build, 68.0–71.2 req/s of goodput and 94.8–98.4%% inside.\n\n")
 
 	writeSummary(w, "Outbound", s.Outbound)
 	writeSummary(w, "Inbound", s.Inbound)
