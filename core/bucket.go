@@ -27,11 +27,11 @@ import (
 type bucket struct {
 	mu            sync.Mutex
 	interval      time.Duration // current spacing between slots
-	quota         float64       // slots it may still grant until the next setRate; +Inf: no count
-	floorInterval time.Duration // 1/MinRate: the spacing once the quota is spent
 	minInterval   time.Duration // 1/MaxRate rounded up: the ceiling, enforced here too
 	last          time.Time     // planned time of the last slot granted
 	pause         time.Time     // no slot before it (PauseUntil); zero: none
+	quota         float64       // slots it may still grant until the next setRate; +Inf: no count
+	floorInterval time.Duration // 1/MinRate: the spacing once the quota is spent
 	gate          Gate          // asked by the head of the queue at its slot (Config.Gate); nil: none
 	head, tail    *waiter
 	queued        atomic.Int64
@@ -116,9 +116,13 @@ func (b *bucket) next() time.Time {
 // renews the quota first (setRate wakes the head). What a caller would
 // wait is judged by next: the tick comes sooner than MinRate's slot.
 func (b *bucket) due() time.Time {
-	slot := b.next()
-	if floor := b.last.Add(b.floorInterval); b.quota < 1 && floor.After(slot) {
-		return floor
+	iv := b.interval
+	if b.quota < 1 {
+		iv = max(iv, b.floorInterval)
+	}
+	slot := b.last.Add(iv)
+	if b.pause.After(slot) {
+		return b.pause
 	}
 	return slot
 }
@@ -177,7 +181,7 @@ func (b *bucket) take(ctx context.Context, reserve time.Duration) (time.Time, ti
 	if b.head == nil && b.gate == nil {
 		if slot := b.due(); !slot.After(now) {
 			b.last = now
-			b.quota = max(b.quota-1, 0)
+			b.quota--
 			b.mu.Unlock()
 			return now, 0, nil
 		}
@@ -250,7 +254,7 @@ func (b *bucket) take(ctx context.Context, reserve time.Duration) (time.Time, ti
 			continue
 		}
 		if !slot.After(now) {
-			b.quota = max(b.quota-1, 0)
+			b.quota-- // below one (MinRate's slot), until the next tick sets it
 			// Woken at or after the slot (by the timer, or by a rate change
 			// that moved the slot into the past). Keep to the schedule, so
 			// timer latency does not erode the rate, but never let the next
