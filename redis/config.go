@@ -13,12 +13,12 @@ import (
 
 const (
 	// DefaultTimeout bounds the callers' wait for one Redis call when
-	// Config.Timeout is zero: one tick of a Limiter's controller
-	// (agilelimiter.DefaultRateTickInterval). A healthy Redis answers the
-	// script in well under a millisecond on a local network, so a call
-	// past 20 ms is sick, not busy, and waiting longer would hold every
-	// caller of the instance for more than the controller's own
-	// resolution. A single late call (a pause of this process, a
+	// Config.Timeout is zero: two ticks of a Limiter's controller
+	// (agilelimiter.DefaultRateTickInterval, 10 ms). A healthy Redis
+	// answers the script in well under a millisecond on a local network,
+	// so a call past 20 ms is sick, not busy, and waiting longer would
+	// hold every caller of the instance for more than the controller's
+	// own resolution. A single late call (a pause of this process, a
 	// throttled container) costs a blip at the fallback ceiling until its
 	// answer comes, not an outage.
 	DefaultTimeout = 20 * time.Millisecond
@@ -37,9 +37,9 @@ const (
 	// holds in 20 ms, at least 1. An instance using its whole share then
 	// calls Redis about 50 times a second whatever the rate (at 1000 calls
 	// a second and 4 instances: batches of 5, about 200 Redis calls a
-	// second in all, 220 measured), and a batch is never coarser than one
-	// tick of the Limiter's controller, which reads its calls at that
-	// period.
+	// second in all, 220 measured), and a batch is never coarser than two
+	// ticks of the Limiter's controller (10 ms), which reads its calls at
+	// that period; its slots are handed out 1/Rate apart in any case.
 	BatchWindow = 20 * time.Millisecond
 
 	// ProbeInterval is how often a Gate that fell back asks Redis whether

@@ -66,7 +66,7 @@ func TestTraceTicksWritesEveryTick(t *testing.T) {
 				ticks++
 			}
 		}
-		// 5 s of ticks (20ms for a rate limit, 100ms for a concurrency
+		// 5 s of ticks (10ms for a rate limit, 100ms for a concurrency
 		// limit), and the run ends when the last call is done.
 		want := 5 * time.Second / agilelimiter.DefaultTickInterval
 		if sc.Direction == Outbound {
