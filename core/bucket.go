@@ -85,19 +85,25 @@ func (b *bucket) setRate(rate, quota float64) {
 	iv := max(intervalFor(rate), b.minInterval)
 	b.mu.Lock()
 	b.interval = iv
+	b.setQuotaLocked(quota)
 	b.mu.Unlock()
-	b.setQuota(quota)
 }
 
 // setQuota sets how many slots the bucket may grant until the next
 // setRate (+Inf: no count) and wakes the head of the queue.
 func (b *bucket) setQuota(quota float64) {
 	b.mu.Lock()
+	b.setQuotaLocked(quota)
+	b.mu.Unlock()
+}
+
+// setQuotaLocked is setQuota with mu held: a rate and its quota change
+// together, never one seen without the other.
+func (b *bucket) setQuotaLocked(quota float64) {
 	b.quota = quota
 	if b.head != nil {
 		notify(b.head.wake)
 	}
-	b.mu.Unlock()
 }
 
 // next is the earliest instant the next slot may be granted at the rate:
