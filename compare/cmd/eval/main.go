@@ -258,6 +258,7 @@ func run(t *testing.T, sets []eval.Seeds, draws int, arms eval.Arms, cache strin
 			eval.WriteLuckText(os.Stdout, luck)
 			eval.WriteLuckMarkdown(&page, luck, s.Draw)
 		}
+		eval.WriteKindsMarkdown(&page, eval.Pool(reps), len(reps))
 		last = s
 	}
 	fmt.Printf("\n%v real time\n", time.Since(start).Round(100*time.Millisecond))

@@ -1,0 +1,138 @@
+package eval
+
+import (
+	"fmt"
+	"io"
+	"slices"
+)
+
+// KindSummary is one arm's figures on the scenarios of one kind: a kind of
+// resource (see ResourceKind) or a kind of trace.
+type KindSummary struct {
+	Kind string // the kind's name
+	// N counts the runs of the kind; Meets those that met the goal.
+	N, Meets int
+	// OfOracle is the median of the runs' Cell.OfOracle.
+	OfOracle float64
+	// AtLeastFailsafe counts the runs in which the arm's goodput was at
+	// least failsafe-go's; -1 where the evaluation has no failsafe-go arm.
+	AtLeastFailsafe int
+}
+
+// ResourceKind names the kind of resource a scenario protects, as the
+// breakdown by kind groups them: a processor shared past a knee, one FIFO
+// server, or several. They are the kinds the law reads differently: a queue
+// costs a FIFO server nothing, past a knee it slows every call, and one
+// server's tail is the whole resource's.
+func ResourceKind(sc *Scenario) string {
+	switch {
+	case sc.Law == PSKnee:
+		return "processor shared past a knee"
+	case sc.Servers == 1:
+		return "one FIFO server"
+	}
+	return "FIFO, 2 servers or more"
+}
+
+var resourceKinds = []string{"one FIFO server", "FIFO, 2 servers or more", "processor shared past a knee"}
+
+// ByKind returns arm's figures on ev's scenarios, by kind of resource
+// (ResourceKind) and then by kind of trace (TraceKind), each kind with at
+// least one scenario, in that order. A scenario counts once in each list.
+// It returns nil if ev has no such arm.
+func (ev Evaluation) ByKind(arm string) []KindSummary {
+	j := slices.Index(ev.Arms, arm)
+	if j < 0 {
+		return nil
+	}
+	f := slices.Index(ev.Arms, "failsafe-go")
+	traces := traceNames[:]
+	var out []KindSummary
+	for _, g := range []struct {
+		kinds []string
+		of    func(*Scenario) string
+	}{
+		{resourceKinds, ResourceKind},
+		{traces, func(sc *Scenario) string { return sc.Trace.Kind.String() }},
+	} {
+		for _, kind := range g.kinds {
+			s := KindSummary{Kind: kind, AtLeastFailsafe: -1}
+			if f >= 0 {
+				s.AtLeastFailsafe = 0
+			}
+			var of []float64
+			for _, r := range ev.Rows {
+				if g.of(&r.Scenario) != kind {
+					continue
+				}
+				c := r.Cells[j]
+				s.N++
+				of = append(of, c.OfOracle)
+				if c.Meets {
+					s.Meets++
+				}
+				if f >= 0 && c.Goodput >= r.Cells[f].Goodput {
+					s.AtLeastFailsafe++
+				}
+			}
+			if s.N > 0 {
+				s.OfOracle = distOf(of).Median
+				out = append(out, s)
+			}
+		}
+	}
+	return out
+}
+
+// Pool returns one report of every run in reps: the same scenarios on
+// several draws count as that many runs. The reports must have the same
+// arms, as the draws of one evaluation do.
+func Pool(reps []Report) Report {
+	var p Report
+	for i, r := range reps {
+		if i == 0 {
+			p.Outbound.Direction, p.Outbound.Arms = r.Outbound.Direction, r.Outbound.Arms
+			p.Inbound.Direction, p.Inbound.Arms = r.Inbound.Direction, r.Inbound.Arms
+		}
+		p.Outbound.Rows = append(p.Outbound.Rows, r.Outbound.Rows...)
+		p.Inbound.Rows = append(p.Inbound.Rows, r.Inbound.Rows...)
+	}
+	return p
+}
+
+// WriteKindsMarkdown writes the arm "agile"'s figures by kind of resource
+// and of trace, over rep's runs (draws of them pooled: see Pool).
+func WriteKindsMarkdown(w io.Writer, rep Report, draws int) {
+	fmt.Fprintf(w, "## By kind\n\n")
+	runs := "scenario"
+	if draws > 1 {
+		runs = fmt.Sprintf("run (a scenario on one of the %d draws)", draws)
+	}
+	fmt.Fprintf(w, "`agile`'s figures by the kind of resource and by what happens to it, one row a kind: "+
+		"each %s counts once under its resource and once under its trace. "+
+		"Groups are small: read the counts.\n\n", runs)
+	for _, ev := range []Evaluation{rep.Outbound, rep.Inbound} {
+		ks := ev.ByKind("agile")
+		if len(ks) == 0 {
+			continue
+		}
+		fs := ks[0].AtLeastFailsafe >= 0
+		fmt.Fprintf(w, "### %s\n\n| kind | runs | meets the goal | of oracle: median |", title(ev.Direction.String()))
+		if fs {
+			fmt.Fprintf(w, " at least failsafe-go's goodput |")
+		}
+		fmt.Fprintf(w, "\n|---|---|---|---|")
+		if fs {
+			fmt.Fprintf(w, "---|")
+		}
+		fmt.Fprintln(w)
+		for _, k := range ks {
+			fmt.Fprintf(w, "| %s | %d | %d (%.0f%%) | %.2f |", k.Kind, k.N, k.Meets, 100*float64(k.Meets)/float64(k.N), k.OfOracle)
+			if fs {
+				fmt.Fprintf(w, " %d (%.0f%%) |", k.AtLeastFailsafe, 100*float64(k.AtLeastFailsafe)/float64(k.N))
+			}
+			fmt.Fprintln(w)
+		}
+		fmt.Fprintln(w)
+	}
+}

@@ -1,0 +1,74 @@
+package eval_test
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/agilelimiter/agilelimiter/compare/eval"
+)
+
+// ByKind counts each run once under its resource and once under its trace,
+// and the page prints what it counts.
+func TestByKind(t *testing.T) {
+	row := func(law eval.Law, servers int, kind eval.TraceKind, meets bool, of, agile, failsafe float64) eval.Row {
+		return eval.Row{
+			Scenario: eval.Scenario{Law: law, Servers: servers, Trace: eval.Trace{Kind: kind}},
+			Cells: []eval.Cell{
+				{Result: eval.Result{Goodput: agile}, OfOracle: of, Meets: meets},
+				{Result: eval.Result{Goodput: failsafe}},
+			},
+		}
+	}
+	ev := eval.Evaluation{Direction: eval.Inbound, Arms: []string{"agile", "failsafe-go"}, Rows: []eval.Row{
+		row(eval.PSKnee, 0, eval.Flap, true, 0.9, 10, 12),
+		row(eval.FIFOExp, 1, eval.Constant, false, 0.5, 5, 4),
+		row(eval.FIFOPareto, 4, eval.Flap, true, 1.0, 8, 8),
+		row(eval.FIFOLogNormal, 2, eval.Flap, false, 0.7, 3, 9),
+	}}
+	got := map[string]eval.KindSummary{}
+	var order []string
+	for _, k := range ev.ByKind("agile") {
+		got[k.Kind] = k
+		order = append(order, k.Kind)
+	}
+	want := []eval.KindSummary{
+		{Kind: "one FIFO server", N: 1, Meets: 0, OfOracle: 0.5, AtLeastFailsafe: 1},
+		{Kind: "FIFO, 2 servers or more", N: 2, Meets: 1, OfOracle: 0.85, AtLeastFailsafe: 1},
+		{Kind: "processor shared past a knee", N: 1, Meets: 1, OfOracle: 0.9, AtLeastFailsafe: 0},
+		{Kind: "constant", N: 1, Meets: 0, OfOracle: 0.5, AtLeastFailsafe: 1},
+		{Kind: "flap", N: 3, Meets: 2, OfOracle: 0.9, AtLeastFailsafe: 1},
+	}
+	if len(order) != len(want) {
+		t.Fatalf("kinds %v; want %d kinds, those with a run", order, len(want))
+	}
+	for i, w := range want {
+		if order[i] != w.Kind || got[w.Kind] != w {
+			t.Errorf("kind %d: %+v; want %+v", i, got[order[i]], w)
+		}
+	}
+	if ks := ev.ByKind("nobody"); ks != nil {
+		t.Errorf("ByKind of an arm not run: %v; want nil", ks)
+	}
+	noFailsafe := eval.Evaluation{Direction: eval.Outbound, Arms: []string{"agile"}, Rows: []eval.Row{
+		{Scenario: eval.Scenario{Law: eval.PSKnee}, Cells: []eval.Cell{{OfOracle: 1, Meets: true}}},
+	}}
+	if ks := noFailsafe.ByKind("agile"); len(ks) != 2 || ks[0].AtLeastFailsafe != -1 {
+		t.Errorf("without failsafe-go: %+v; want two kinds, AtLeastFailsafe -1", ks)
+	}
+
+	var b strings.Builder
+	eval.WriteKindsMarkdown(&b, eval.Pool([]eval.Report{{Inbound: ev}, {Inbound: ev}}), 2)
+	page := b.String()
+	for _, line := range []string{
+		"| flap | 6 | 4 (67%) | 0.90 | 2 (33%) |",
+		"| one FIFO server | 2 | 0 (0%) | 0.50 | 2 (100%) |",
+		"one of the 2 draws",
+	} {
+		if !strings.Contains(page, line) {
+			t.Errorf("the page has no %q:\n%s", line, page)
+		}
+	}
+	if strings.Contains(page, "### Outbound") {
+		t.Errorf("the page has an outbound table with no outbound runs:\n%s", page)
+	}
+}
