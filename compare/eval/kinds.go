@@ -19,22 +19,28 @@ type KindSummary struct {
 	AtLeastFailsafe int
 }
 
+// The kinds of resource ResourceKind names.
+const (
+	kindOneServer = "one FIFO server"
+	kindServers   = "FIFO, 2 servers or more"
+	kindKnee      = "processor shared past a knee"
+)
+
+var resourceKinds = []string{kindOneServer, kindServers, kindKnee}
+
 // ResourceKind names the kind of resource a scenario protects, as the
 // breakdown by kind groups them: a processor shared past a knee, one FIFO
-// server, or several. They are the kinds the law reads differently: a queue
-// costs a FIFO server nothing, past a knee it slows every call, and one
-// server's tail is the whole resource's.
+// server, or several. A queue costs FIFO servers nothing and slows every
+// call past a knee; one server's tail is the whole resource's.
 func ResourceKind(sc *Scenario) string {
 	switch {
 	case sc.Law == PSKnee:
-		return "processor shared past a knee"
+		return kindKnee
 	case sc.Servers == 1:
-		return "one FIFO server"
+		return kindOneServer
 	}
-	return "FIFO, 2 servers or more"
+	return kindServers
 }
-
-var resourceKinds = []string{"one FIFO server", "FIFO, 2 servers or more", "processor shared past a knee"}
 
 // ByKind returns arm's figures on ev's scenarios, by kind of resource
 // (ResourceKind) and then by kind of trace (TraceKind), each kind with at
@@ -46,14 +52,13 @@ func (ev Evaluation) ByKind(arm string) []KindSummary {
 		return nil
 	}
 	f := slices.Index(ev.Arms, "failsafe-go")
-	traces := traceNames[:]
 	var out []KindSummary
 	for _, g := range []struct {
 		kinds []string
 		of    func(*Scenario) string
 	}{
 		{resourceKinds, ResourceKind},
-		{traces, func(sc *Scenario) string { return sc.Trace.Kind.String() }},
+		{traceNames[:], func(sc *Scenario) string { return sc.Trace.Kind.String() }},
 	} {
 		for _, kind := range g.kinds {
 			s := KindSummary{Kind: kind, AtLeastFailsafe: -1}
