@@ -327,14 +327,21 @@ func (ev Evaluation) Summarize() []ArmSummary {
 	return out
 }
 
+// failsafeArm is the inbound arm the parity target compares agile with.
+const failsafeArm = "failsafe-go"
+
+// atLeast is the parity verdict of one run: arm a's goodput is at least
+// arm b's. Every count of "agile at least failsafe-go" is made of it.
+func atLeast(a, b Cell) bool { return a.Goodput >= b.Goodput }
+
 // Summarize returns the report's figures.
 func (rep Report) Summarize() Summary {
 	s := Summary{Outbound: rep.Outbound.Summarize(), Inbound: rep.Inbound.Summarize(), AgileAtLeastFailsafe: math.NaN()}
-	a, f := slices.Index(rep.Inbound.Arms, "agile"), slices.Index(rep.Inbound.Arms, "failsafe-go")
+	a, f := slices.Index(rep.Inbound.Arms, "agile"), slices.Index(rep.Inbound.Arms, failsafeArm)
 	if a >= 0 && f >= 0 && len(rep.Inbound.Rows) > 0 {
 		n := 0
 		for _, r := range rep.Inbound.Rows {
-			if r.Cells[a].Goodput >= r.Cells[f].Goodput {
+			if atLeast(r.Cells[a], r.Cells[f]) {
 				n++
 			}
 		}

@@ -66,7 +66,7 @@ const failsafeInitial = 20
 // Every admitted request is ended with permit.Record(), refusals of the
 // service's own backend included: failsafe-go has no verdict for them.
 func Failsafe() InboundArm {
-	return InboundArm{Name: "failsafe-go", New: func(sc *Scenario) Admitter {
+	return InboundArm{Name: failsafeArm, New: func(sc *Scenario) Admitter {
 		ceil := uint(sc.MaxLimit)
 		return failsafeAdmitter{adaptivelimiter.NewBuilder[any]().WithLimits(1, ceil, min(failsafeInitial, ceil)).Build()}
 	}}

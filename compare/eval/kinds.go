@@ -51,7 +51,7 @@ func (ev Evaluation) ByKind(arm string) []KindSummary {
 	if j < 0 {
 		return nil
 	}
-	f := slices.Index(ev.Arms, "failsafe-go")
+	f := slices.Index(ev.Arms, failsafeArm)
 	var out []KindSummary
 	for _, g := range []struct {
 		kinds []string
@@ -76,7 +76,7 @@ func (ev Evaluation) ByKind(arm string) []KindSummary {
 				if c.Meets {
 					s.Meets++
 				}
-				if f >= 0 && c.Goodput >= r.Cells[f].Goodput {
+				if f >= 0 && atLeast(c, r.Cells[f]) {
 					s.AtLeastFailsafe++
 				}
 			}

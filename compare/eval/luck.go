@@ -89,7 +89,7 @@ func LuckOf(reps []Report) (Luck, error) {
 		}
 	}
 	in := mapEv(reps, func(r Report) Evaluation { return r.Inbound })
-	a, f := slices.Index(in[0].Arms, "agile"), slices.Index(in[0].Arms, "failsafe-go")
+	a, f := slices.Index(in[0].Arms, "agile"), slices.Index(in[0].Arms, failsafeArm)
 	if a >= 0 && f >= 0 && len(in[0].Rows) > 0 {
 		l.Parity = parityLuck(in, a, f)
 	}
@@ -163,7 +163,7 @@ func parityLuck(evs []Evaluation, a, f int) *ParityLuck {
 			ga, gf = ga+ca.Goodput, gf+cf.Goodput
 			oa, of = oa+ca.OfOracle, of+cf.OfOracle
 			ds[d] = ca.OfOracle - cf.OfOracle
-			if ca.Goodput >= cf.Goodput {
+			if atLeast(ca, cf) {
 				p.At[d]++
 				at++
 			} else {
