@@ -28,6 +28,17 @@ const (
 
 var resourceKinds = []string{kindOneServer, kindServers, kindKnee}
 
+// kindGroups are the two ways the breakdowns by kind group scenarios: by
+// kind of resource (ResourceKind), then by kind of trace.
+var kindGroups = []struct {
+	name  string
+	kinds []string
+	of    func(*Scenario) string
+}{
+	{"resource", resourceKinds, ResourceKind},
+	{"trace", traceNames[:], func(sc *Scenario) string { return sc.Trace.Kind.String() }},
+}
+
 // ResourceKind names the kind of resource a scenario protects, as the
 // breakdown by kind groups them: a processor shared past a knee, one FIFO
 // server, or several. A queue costs FIFO servers nothing and slows every
@@ -53,13 +64,7 @@ func (ev Evaluation) ByKind(arm string) []KindSummary {
 	}
 	f := slices.Index(ev.Arms, failsafeArm)
 	var out []KindSummary
-	for _, g := range []struct {
-		kinds []string
-		of    func(*Scenario) string
-	}{
-		{resourceKinds, ResourceKind},
-		{traceNames[:], func(sc *Scenario) string { return sc.Trace.Kind.String() }},
-	} {
+	for _, g := range kindGroups {
 		for _, kind := range g.kinds {
 			s := KindSummary{Kind: kind, AtLeastFailsafe: -1}
 			if f >= 0 {
@@ -87,6 +92,45 @@ func (ev Evaluation) ByKind(arm string) []KindSummary {
 		}
 	}
 	return out
+}
+
+// KindPaired is Compare on the scenarios of one kind.
+type KindPaired struct {
+	// Group is how the kind was read: "resource" (ResourceKind) or
+	// "trace" (the capacity trace's kind).
+	Group, Kind string
+	Paired
+}
+
+// CompareByKind is Compare on each kind's scenarios, grouped as ByKind
+// groups them (by resource, then by trace), for every kind that both a and
+// b ran. A change to the law often lifts one kind and costs another (a
+// smaller step after each reversal lifted processors shared past a knee
+// and cost FIFO servers at a few calls a second), and the ratio over every
+// scenario hides both.
+func CompareByKind(a, b Evaluation, arm string) []KindPaired {
+	var out []KindPaired
+	for _, g := range kindGroups {
+		for _, kind := range g.kinds {
+			p := Compare(a.of(g.of, kind), b.of(g.of, kind), arm)
+			if p.N > 0 {
+				out = append(out, KindPaired{Group: g.name, Kind: kind, Paired: p})
+			}
+		}
+	}
+	return out
+}
+
+// of returns ev with only the rows whose scenario is of kind.
+func (ev Evaluation) of(kindOf func(*Scenario) string, kind string) Evaluation {
+	k := ev
+	k.Rows = nil
+	for _, r := range ev.Rows {
+		if kindOf(&r.Scenario) == kind {
+			k.Rows = append(k.Rows, r)
+		}
+	}
+	return k
 }
 
 // Pool returns one report of every run in reps: the same scenarios on

@@ -1,6 +1,7 @@
 package eval_test
 
 import (
+	"math"
 	"strings"
 	"testing"
 
@@ -70,5 +71,55 @@ func TestByKind(t *testing.T) {
 	}
 	if strings.Contains(page, "### Outbound") {
 		t.Errorf("the page has an outbound table with no outbound runs:\n%s", page)
+	}
+}
+
+// CompareByKind pairs the runs of each kind alone: a change that lifts one
+// kind and costs another shows both, where the ratio over every scenario
+// shows neither.
+func TestCompareByKind(t *testing.T) {
+	row := func(name string, law eval.Law, servers int, kind eval.TraceKind, of float64, meets bool) eval.Row {
+		return eval.Row{
+			Scenario: eval.Scenario{Name: name, Law: law, Servers: servers, Trace: eval.Trace{Kind: kind}},
+			Cells:    []eval.Cell{{OfOracle: of, Meets: meets}},
+		}
+	}
+	a := eval.Evaluation{Direction: eval.Outbound, Arms: []string{"agile"}, Rows: []eval.Row{
+		row("k1", eval.PSKnee, 0, eval.Flap, 0.60, false),
+		row("k2", eval.PSKnee, 0, eval.Constant, 0.70, false),
+		row("f1", eval.FIFOExp, 1, eval.Flap, 1.00, true),
+		row("f2", eval.FIFOPareto, 1, eval.Constant, 0.90, true),
+	}}
+	b := eval.Evaluation{Direction: eval.Outbound, Arms: []string{"agile"}, Rows: []eval.Row{
+		row("k1", eval.PSKnee, 0, eval.Flap, 0.90, true),          // rises, and meets
+		row("k2", eval.PSKnee, 0, eval.Constant, 0.84, true),      // rises, and meets
+		row("f1", eval.FIFOExp, 1, eval.Flap, 0.50, false),        // falls, and fails
+		row("f2", eval.FIFOPareto, 1, eval.Constant, 0.72, false), // falls, and fails
+	}}
+	if all := eval.Compare(a, b, "agile"); all.Better != 2 || all.Worse != 2 {
+		t.Fatalf("over every scenario: %+v; want two better and two worse", all)
+	}
+	got := eval.CompareByKind(a, b, "agile")
+	want := []struct {
+		group, kind  string
+		n, worse, up int
+		ratio        float64
+	}{
+		{"resource", "one FIFO server", 2, 2, 0, math.Sqrt(0.5 * 0.8)},
+		{"resource", "processor shared past a knee", 2, 0, 2, math.Sqrt(1.5 * 1.2)},
+		{"trace", "constant", 2, 1, 1, math.Sqrt(1.2 * 0.8)},
+		{"trace", "flap", 2, 1, 1, math.Sqrt(1.5 * 0.5)},
+	}
+	if len(got) != len(want) {
+		t.Fatalf("CompareByKind: %+v; want %d kinds, those with a run", got, len(want))
+	}
+	for i, w := range want {
+		g := got[i]
+		if g.Group != w.group || g.Kind != w.kind || g.N != w.n || g.Worse != w.worse || g.Better != w.up || math.Abs(g.Ratio-w.ratio) > 1e-9 {
+			t.Errorf("kind %d: %+v; want %s %s, N %d, worse %d, better %d, ratio %.4f", i, g, w.group, w.kind, w.n, w.worse, w.up, w.ratio)
+		}
+	}
+	if got := eval.CompareByKind(a, b, "nobody"); len(got) != 0 {
+		t.Errorf("an arm neither ran: %+v; want no kinds", got)
 	}
 }

@@ -60,6 +60,7 @@ func runAblation(t *testing.T, sets []eval.Seeds, draws int, rules []string, cac
 				continue
 			}
 			fmt.Printf("%-14s %-10s %s%s\n", label, name, figures(sum, base[j]), pairs(baseRep[j], picked))
+			fmt.Print(pairsByKind(baseRep[j], picked))
 		}
 	}
 	return nil
@@ -97,6 +98,34 @@ func pairs(base, rep eval.Report) string {
 		line += fmt.Sprintf("| %s ×%.3f −%d/+%d p %.2f ", ev[0].Direction, p.Ratio, p.Worse, p.Better, p.P)
 	}
 	return line
+}
+
+// pairsByKind formats pairs by kind of resource and of trace, a line for
+// each direction and grouping: each kind's geometric mean of the goodput
+// ratios, the scenarios that fell and rose, and how many it has. A change
+// that lifts one kind and costs another moves the ratio over every
+// scenario by little; these lines show both.
+func pairsByKind(base, rep eval.Report) string {
+	var b strings.Builder
+	for _, ev := range [][2]eval.Evaluation{{base.Outbound, rep.Outbound}, {base.Inbound, rep.Inbound}} {
+		group := ""
+		for _, k := range eval.CompareByKind(ev[0], ev[1], "agile") {
+			if k.Group != group {
+				if group != "" {
+					b.WriteString("\n")
+				}
+				group = k.Group
+				fmt.Fprintf(&b, "    %s by %s:", ev[0].Direction, group)
+			} else {
+				b.WriteString(" ·")
+			}
+			fmt.Fprintf(&b, " %s ×%.3f −%d/+%d of %d", k.Kind, k.Ratio, k.Worse, k.Better, k.N)
+		}
+		if group != "" {
+			b.WriteString("\n")
+		}
+	}
+	return b.String()
 }
 
 // figures formats the agile arm's outbound and inbound figures, with the

@@ -23,7 +23,11 @@
 // without each, and prints the figures each rule protects. An entry
 // name=value instead sets one of the law's thresholds (alpha, gain,
 // smoothing, slo-z, floor-period: core's knob calls) to another value, and
-// the figures say what the value in the law buys. It needs core built so
+// the figures say what the value in the law buys. Beside each variant's
+// figures come the scenario-by-scenario pairs against the law (eval.Compare),
+// over each direction and then by kind of resource and of trace
+// (eval.CompareByKind): a change that lifts one kind and costs another shows
+// there. It needs core built so
 // that it reads AGILELIMITER_ABLATE and AGILELIMITER_KNOB, which only the tag
 // agilelimiter_ablate does:
 //
