@@ -275,10 +275,15 @@ const (
 	tailMax = 0.5
 	// sloShareOver is the share of answers a p99 SLO lets past it; sloZ is
 	// how many standard deviations past the expected count a round must be
-	// to read as a breach: one false alarm in about a thousand rounds. At
-	// ten rounds a second, 2.33 (one in a hundred) cut the window every
-	// ten seconds by chance (when it landed: development 75 → 78 outbound
-	// meets at 3.09, training 17 → 19 inbound; 3.72 was no better).
+	// to read as a breach. The count is skewed at so small a share, and the
+	// normal bound is not its thousandth: a round within the SLO reads as a
+	// breach about three times in a thousand (2.7 at 8 answers, 3.3 at
+	// 1,000), and 35 times at 10 answers over a resource's own tail of 3%.
+	// At ten rounds a second, 2.33 (18 in a thousand at 100 answers) cut
+	// the window every few seconds by chance (when it landed: development
+	// 75 → 78 outbound meets at 3.09, training 17 → 19 inbound; 3.72 was no
+	// better). The exact binomial tail at a thousandth, fewer false cuts,
+	// cost single workers their inside share (docs/controller-rewrite.md).
 	sloShareOver = 0.01
 	sloZ         = 3.09
 	// tailMemory is how many answers the resource's own tail is read from
