@@ -112,7 +112,7 @@ func CompareByKind(a, b Evaluation, arm string) []KindPaired {
 	var out []KindPaired
 	for _, g := range kindGroups {
 		for _, kind := range g.kinds {
-			p := Compare(a.of(g.of, kind), b.of(g.of, kind), arm)
+			p := Compare(a.only(g.of, kind), b.only(g.of, kind), arm)
 			if p.N > 0 {
 				out = append(out, KindPaired{Group: g.name, Kind: kind, Paired: p})
 			}
@@ -121,8 +121,8 @@ func CompareByKind(a, b Evaluation, arm string) []KindPaired {
 	return out
 }
 
-// of returns ev with only the rows whose scenario is of kind.
-func (ev Evaluation) of(kindOf func(*Scenario) string, kind string) Evaluation {
+// only returns ev with only the rows whose scenario is of kind.
+func (ev Evaluation) only(kindOf func(*Scenario) string, kind string) Evaluation {
 	k := ev
 	k.Rows = nil
 	for _, r := range ev.Rows {
