@@ -54,7 +54,7 @@ func ResourceKind(sc *Scenario) string {
 }
 
 // ByKind returns arm's figures on ev's scenarios, by kind of resource
-// (ResourceKind) and then by kind of trace (TraceKind), each kind with at
+// (ResourceKind) and then by kind of trace (the capacity trace's kind), each kind with at
 // least one scenario, in that order. A scenario counts once in each list.
 // It returns nil if ev has no such arm.
 func (ev Evaluation) ByKind(arm string) []KindSummary {
@@ -71,10 +71,7 @@ func (ev Evaluation) ByKind(arm string) []KindSummary {
 				s.AtLeastFailsafe = 0
 			}
 			var of []float64
-			for _, r := range ev.Rows {
-				if g.of(&r.Scenario) != kind {
-					continue
-				}
+			for _, r := range ev.only(g.of, kind).Rows {
 				c := r.Cells[j]
 				s.N++
 				of = append(of, c.OfOracle)
