@@ -19,6 +19,26 @@ type Luck struct {
 	// Parity is "agile's goodput at least failsafe-go's", inbound, read
 	// over the draws; nil without both arms.
 	Parity *ParityLuck
+	// KnownOutbound and KnownInbound are what a fixed share or limit that
+	// knows its scenario but not its draw gets (KnownLuck).
+	KnownOutbound, KnownInbound KnownLuck
+}
+
+// KnownLuck is what a fixed share (outbound) or limit (inbound) that knows
+// its scenario, but not the draw, gets. For each scenario and draw it takes
+// the point of the oracle's sweep with the best mean goodput over the other
+// draws, among those whose mean inside there reaches their mean bar, and is
+// judged on this draw as an arm is. It has learnt everything a scenario's
+// statistics can teach and nothing of one run's luck: an adaptive law that
+// beats it has used what happened in the run, and a target it misses asks
+// for more than knowing the scenario (the oracle itself is chosen on the run
+// it is scored on).
+type KnownLuck struct {
+	N   int   // scenarios
+	Met []int // scenarios meeting the goal, one count per draw
+	// AtFailsafe counts, per draw, the scenarios where its goodput is at
+	// least failsafe-go's (inbound, nil without that arm).
+	AtFailsafe []int
 }
 
 // ArmLuck is one arm of one direction over the draws.
@@ -93,7 +113,67 @@ func LuckOf(reps []Report) (Luck, error) {
 	if a >= 0 && f >= 0 && len(in[0].Rows) > 0 {
 		l.Parity = parityLuck(in, a, f)
 	}
+	l.KnownOutbound = knownLuck(mapEv(reps, func(r Report) Evaluation { return r.Outbound }), -1)
+	l.KnownInbound = knownLuck(in, f)
 	return l, nil
+}
+
+// knownLuck reads evs (one per draw, same rows) as KnownLuck, comparing
+// with the arm at index f when f ≥ 0. A scenario whose sweeps differ in
+// length between draws, or where no point keeps its bar on the other draws,
+// counts as not meeting the goal.
+func knownLuck(evs []Evaluation, f int) KnownLuck {
+	k := KnownLuck{N: len(evs[0].Rows), Met: make([]int, len(evs))}
+	if f >= 0 {
+		k.AtFailsafe = make([]int, len(evs))
+	}
+	for i := range evs[0].Rows {
+		for d, ev := range evs {
+			p := knownPoint(evs, i, d)
+			if p < 0 {
+				continue
+			}
+			r := ev.Rows[i]
+			c := Cell{Result: r.Sweep[p]}
+			c.Meets = c.Inside >= r.InsideBar && (r.Oracle.Goodput == 0 || c.Goodput >= GoalOfOracle*r.Oracle.Goodput)
+			if c.Meets {
+				k.Met[d]++
+			}
+			if f >= 0 && atLeast(c, r.Cells[f]) {
+				k.AtFailsafe[d]++
+			}
+		}
+	}
+	return k
+}
+
+// knownPoint returns the index, in row i's sweep, of the point with the best
+// mean goodput over every draw but d among those whose mean inside there
+// reaches the mean of their bars; -1 if there is none.
+func knownPoint(evs []Evaluation, i, d int) int {
+	n := len(evs[d].Rows[i].Sweep)
+	best, bestGood := -1, 0.0
+	for p := range n {
+		var good, inside, bar float64
+		ok := true
+		for o, ev := range evs {
+			if o == d {
+				continue
+			}
+			r := ev.Rows[i]
+			if len(r.Sweep) != n {
+				ok = false
+				break
+			}
+			good += r.Sweep[p].Goodput
+			inside += r.Sweep[p].Inside
+			bar += r.InsideBar
+		}
+		if ok && inside >= bar && (best < 0 || good > bestGood) {
+			best, bestGood = p, good
+		}
+	}
+	return best
 }
 
 func mapEv(reps []Report, f func(Report) Evaluation) []Evaluation {
@@ -235,6 +315,19 @@ func WriteLuckText(w io.Writer, l Luck) {
 				d.name, a.Arm, joinInts(a.Met), a.N, a.Always, a.Ever, a.SD)
 		}
 	}
+	for _, d := range []struct {
+		name, point string
+		k           KnownLuck
+	}{{"outbound", "share", l.KnownOutbound}, {"inbound", "limit", l.KnownInbound}} {
+		if d.k.N == 0 {
+			continue
+		}
+		fmt.Fprintf(w, "%-8s a fixed %s that knows its scenario (chosen on the other draws) meets %s of %d", d.name, d.point, joinInts(d.k.Met), d.k.N)
+		if d.k.AtFailsafe != nil {
+			fmt.Fprintf(w, ", at least failsafe-go's goodput in %s", joinInts(d.k.AtFailsafe))
+		}
+		fmt.Fprintln(w)
+	}
 	if p := l.Parity; p != nil {
 		fmt.Fprintf(w, "inbound  agile ≥ failsafe-go in %s of %d draw by draw, %d on the means, %d flip between draws; "+
 			"failsafe-go ≥ %.2f of the oracle in %d, agile ≥ it there in %d (means there %.3f and %.3f); one run's difference ± %.3f; "+
@@ -260,6 +353,18 @@ func WriteLuckMarkdown(w io.Writer, l Luck, first uint64) {
 			fmt.Fprintf(w, "| %s | %s | %s of %d | %d | %d | %.3f |\n", d.name, a.Arm, joinInts(a.Met), a.N, a.Always, a.Ever, a.SD)
 		}
 	}
+	for _, d := range []struct {
+		name, point string
+		k           KnownLuck
+	}{{"outbound", "share", l.KnownOutbound}, {"inbound", "limit", l.KnownInbound}} {
+		if d.k.N > 0 {
+			fmt.Fprintf(w, "| %s | a fixed %s that knows its scenario | %s of %d | | | |\n", d.name, d.point, joinInts(d.k.Met), d.k.N)
+		}
+	}
+	fmt.Fprintf(w, "\n*A fixed share or limit that knows its scenario* is not an arm: for each scenario and draw it is the point "+
+		"of the oracle's sweep with the best mean goodput over the other draws, among those whose mean inside there reaches "+
+		"their bar, judged on this draw. It knows all a scenario's statistics can teach and none of the run's luck; a target "+
+		"it misses asks for more than knowing the scenario.\n")
 	fmt.Fprintln(w)
 	if p := l.Parity; p != nil {
 		fmt.Fprintf(w, "Inbound, `agile`'s goodput is at least failsafe-go's in %s of %d scenarios draw by draw, and in %d on "+
@@ -270,6 +375,10 @@ func WriteLuckMarkdown(w io.Writer, l Luck, first uint64) {
 			"the p99 target `agile` keeps to, which the goal's bar of 90%% inside leaves room past.\n\n",
 			joinInts(p.At), p.N, p.OnMeans, p.Flips, p.SD, NearOracle, p.Near, p.NearAt, p.NearAgile, p.NearFailsafe,
 			p.Behind, 100*P99Inside, p.PastP99)
+		if k := l.KnownInbound; k.AtFailsafe != nil {
+			fmt.Fprintf(w, "A fixed limit that knows its scenario gets at least failsafe-go's goodput in %s of %d scenarios draw by draw.\n\n",
+				joinInts(k.AtFailsafe), k.N)
+		}
 	}
 }
 

@@ -3,6 +3,7 @@ package eval
 import (
 	"bytes"
 	"math"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -120,5 +121,80 @@ func TestSeedsDraws(t *testing.T) {
 	}
 	if got := ds[1].Names(1)[0]; got != "out-1/d3" {
 		t.Errorf("draw 3's first name = %q; want out-1/d3", got)
+	}
+}
+
+// knownRow is one inbound scenario's row on one draw: the oracle's sweep
+// (goodput, inside) at limits 1, 2, 3…, and agile and failsafe-go's cells.
+func knownRow(name string, good, inside []float64, failsafe float64) Row {
+	r := Row{Scenario: Scenario{Name: name}, Cells: []Cell{
+		{Result: Result{Goodput: 1, Inside: 1}},
+		{Result: Result{Goodput: failsafe, Inside: 1}},
+	}}
+	for i := range good {
+		r.Params = append(r.Params, float64(i+1))
+		r.Sweep = append(r.Sweep, Result{Goodput: good[i], Inside: inside[i]})
+	}
+	r.judge()
+	return r
+}
+
+// TestKnownLuck: the fixed limit that knows its scenario is chosen on the
+// other draws (the best mean goodput among the limits whose mean inside
+// reaches the bar there) and judged on its own draw.
+func TestKnownLuck(t *testing.T) {
+	sweeps := []struct {
+		good, inside []float64
+		failsafe     float64
+	}{
+		// in-1: limit 3 gets most through but keeps 90% inside on no
+		// two draws; limit 2 is chosen on every draw, and meets the goal
+		// on draws 0 (81 of 100) and 1 (85 of 95), not 2 (70 of 110).
+		{[]float64{50, 81, 100}, []float64{1, 0.95, 0.85}, 90},
+		{[]float64{50, 85, 95}, []float64{1, 0.93, 0.92}, 80},
+		{[]float64{50, 70, 110}, []float64{1, 0.96, 0.80}, 60},
+	}
+	var reps []Report
+	for d, s := range sweeps {
+		suffix := []string{"", "/d1", "/d2"}[d]
+		// in-2: each draw's inside-keeping limit is another's outlier:
+		// chosen on draws 1 and 2, limit 2 fails draw 0; chosen on 0 and
+		// 2, limit 1 fails draw 1; on 0 and 1 no limit keeps the bar.
+		in2 := [][]float64{{0.95, 0.5}, {0.5, 0.95}, {0.95, 0.95}}[d]
+		ev := Evaluation{Direction: Inbound, Arms: []string{"agile", "failsafe-go"}, Rows: []Row{
+			knownRow("in-1"+suffix, s.good, s.inside, s.failsafe),
+			knownRow("in-2"+suffix, []float64{100, 100}, in2, 1000),
+		}}
+		reps = append(reps, Report{Inbound: ev})
+	}
+	l, err := LuckOf(reps)
+	if err != nil {
+		t.Fatal(err)
+	}
+	k := l.KnownInbound
+	if k.N != 2 || !slices.Equal(k.Met, []int{1, 1, 0}) {
+		t.Errorf("known limit meets %v of %d; want [1 1 0] of 2", k.Met, k.N)
+	}
+	// Limit 2 against failsafe-go's 90, 80, 60: below, above, above.
+	if !slices.Equal(k.AtFailsafe, []int{0, 1, 1}) {
+		t.Errorf("known limit at least failsafe-go in %v; want [0 1 1]", k.AtFailsafe)
+	}
+	if l.KnownOutbound.N != 0 || l.KnownOutbound.AtFailsafe != nil {
+		t.Errorf("outbound known = %+v; want nothing (no outbound rows, no failsafe-go)", l.KnownOutbound)
+	}
+	var buf bytes.Buffer
+	WriteLuckText(&buf, l)
+	WriteLuckMarkdown(&buf, l, 0)
+	for _, want := range []string{
+		"inbound  a fixed limit that knows its scenario (chosen on the other draws) meets 1, 1, 0 of 2, at least failsafe-go's goodput in 0, 1, 1",
+		"| inbound | a fixed limit that knows its scenario | 1, 1, 0 of 2 |",
+		"A fixed limit that knows its scenario gets at least failsafe-go's goodput in 0, 1, 1 of 2 scenarios draw by draw.",
+	} {
+		if !strings.Contains(buf.String(), want) {
+			t.Errorf("report lacks %q:\n%s", want, buf.String())
+		}
+	}
+	if strings.Contains(buf.String(), "outbound a fixed share") {
+		t.Errorf("report has a known share for a direction not run:\n%s", buf.String())
 	}
 }
