@@ -118,6 +118,18 @@ func LuckOf(reps []Report) (Luck, error) {
 	return l, nil
 }
 
+// knownByDirection is one direction's KnownLuck, with the direction's name
+// and what its fixed point is (a share or a limit), as the reports say them.
+type knownByDirection struct {
+	name, point string
+	k           KnownLuck
+}
+
+// known returns both directions' KnownLuck, outbound first.
+func (l Luck) known() []knownByDirection {
+	return []knownByDirection{{"outbound", "share", l.KnownOutbound}, {"inbound", "limit", l.KnownInbound}}
+}
+
 // knownLuck reads evs (one per draw, same rows) as KnownLuck, comparing
 // with the arm at index f when f ≥ 0. A scenario whose sweeps differ in
 // length between draws, or where no point keeps its bar on the other draws,
@@ -315,10 +327,7 @@ func WriteLuckText(w io.Writer, l Luck) {
 				d.name, a.Arm, joinInts(a.Met), a.N, a.Always, a.Ever, a.SD)
 		}
 	}
-	for _, d := range []struct {
-		name, point string
-		k           KnownLuck
-	}{{"outbound", "share", l.KnownOutbound}, {"inbound", "limit", l.KnownInbound}} {
+	for _, d := range l.known() {
 		if d.k.N == 0 {
 			continue
 		}
@@ -353,10 +362,7 @@ func WriteLuckMarkdown(w io.Writer, l Luck, first uint64) {
 			fmt.Fprintf(w, "| %s | %s | %s of %d | %d | %d | %.3f |\n", d.name, a.Arm, joinInts(a.Met), a.N, a.Always, a.Ever, a.SD)
 		}
 	}
-	for _, d := range []struct {
-		name, point string
-		k           KnownLuck
-	}{{"outbound", "share", l.KnownOutbound}, {"inbound", "limit", l.KnownInbound}} {
+	for _, d := range l.known() {
 		if d.k.N > 0 {
 			fmt.Fprintf(w, "| %s | a fixed %s that knows its scenario | %s of %d | | | |\n", d.name, d.point, joinInts(d.k.Met), d.k.N)
 		}
