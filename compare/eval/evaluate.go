@@ -257,13 +257,18 @@ func (r *Row) judge() {
 	r.Oracle, r.Param = r.Sweep[best], r.Params[best]
 	r.InsideBar = InsideBar(r.BestInside)
 	for i := range r.Cells {
-		c := &r.Cells[i]
-		c.OfOracle = 1
-		if r.Oracle.Goodput > 0 {
-			c.OfOracle = c.Goodput / r.Oracle.Goodput
-		}
-		c.Meets = c.Inside >= r.InsideBar && c.OfOracle >= GoalOfOracle
+		r.judgeCell(&r.Cells[i])
 	}
+}
+
+// judgeCell sets c's OfOracle and Meets against r's oracle and bar (judge
+// must have picked them): the goal, in the one place it is applied.
+func (r *Row) judgeCell(c *Cell) {
+	c.OfOracle = 1
+	if r.Oracle.Goodput > 0 {
+		c.OfOracle = c.Goodput / r.Oracle.Goodput
+	}
+	c.Meets = c.Inside >= r.InsideBar && c.OfOracle >= GoalOfOracle
 }
 
 // Dist is a distribution over scenarios, summed up.

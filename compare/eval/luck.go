@@ -147,7 +147,7 @@ func knownLuck(evs []Evaluation, f int) KnownLuck {
 			}
 			r := ev.Rows[i]
 			c := Cell{Result: r.Sweep[p]}
-			c.Meets = c.Inside >= r.InsideBar && (r.Oracle.Goodput == 0 || c.Goodput >= GoalOfOracle*r.Oracle.Goodput)
+			r.judgeCell(&c)
 			if c.Meets {
 				k.Met[d]++
 			}
