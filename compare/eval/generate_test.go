@@ -31,13 +31,21 @@ func TestGenerateIsDeterministic(t *testing.T) {
 	}
 }
 
-// The training and validation sets never share a seed, and are as large as
-// the report says.
+// No two seed sets share a seed, and the training and validation sets are
+// as large as the report says.
 func TestSeedSetsAreApart(t *testing.T) {
-	tr, va := TrainingSeeds.Names(0), ValidationSeeds.Names(0)
-	for _, n := range tr {
-		if slices.Contains(va, n) {
-			t.Errorf("%s is in both sets", n)
+	sets := []Seeds{TrainingSeeds, DevelopmentSeeds, ValidationSeeds, HoldoutSeeds}
+	for i, a := range sets {
+		for _, b := range sets[i+1:] {
+			names := b.Names(0)
+			for _, n := range a.Names(0) {
+				if slices.Contains(names, n) {
+					t.Errorf("%s is in both %s and %s", n, a.Name, b.Name)
+				}
+			}
+		}
+		if got, err := SeedSet(a.Name); err != nil || got != a {
+			t.Errorf("SeedSet(%q) = %+v, %v; want the set itself", a.Name, got, err)
 		}
 	}
 	for _, s := range []Seeds{TrainingSeeds, ValidationSeeds} {

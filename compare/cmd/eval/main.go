@@ -82,7 +82,7 @@ import (
 )
 
 func main() {
-	set := flag.String("set", "validation", "seed set: training, development (three times training's seeds, also tuned on), validation or all (training and validation)")
+	set := flag.String("set", "validation", "seed set: training, development (three times training's seeds, also tuned on), validation, all (training and validation), or holdout (neither tuned on nor reported: how far the tuning sets overstate the law; needs -out \"\")")
 	n := flag.Int("n", 0, "keep the first n scenarios of each direction (0: all)")
 	out := flag.String("out", filepath.Join("docs", "compare"), "directory to write eval.md to (empty: none)")
 	verbose := flag.Bool("v", false, "print every scenario's figures")
@@ -120,6 +120,10 @@ func main() {
 	}
 	if *draw >= 1<<16 {
 		fmt.Fprintln(os.Stderr, "eval: -draw must be below 65536 (a draw lives in the top 16 bits of each run stream)")
+		os.Exit(2)
+	}
+	if *set == eval.HoldoutSeeds.Name && *out != "" && *trace == "" && *ablate == "" {
+		fmt.Fprintln(os.Stderr, `eval: the holdout seeds are never a report: add -out ""`)
 		os.Exit(2)
 	}
 	if *draw > 0 && *out != "" && *trace == "" && *ablate == "" {
