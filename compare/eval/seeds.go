@@ -20,7 +20,7 @@ type Seeds struct {
 
 // The seed sets. They never overlap: the controller is tuned on
 // TrainingSeeds and DevelopmentSeeds only, the figures reported are
-// ValidationSeeds', and HoldoutSeeds are neither.
+// ValidationSeeds', and HoldoutSeeds are neither tuned on nor the report.
 var (
 	// TrainingSeeds are seeds 1..40 (outbound) and 1..30 (inbound).
 	TrainingSeeds = Seeds{Name: "training", First: 1, Outbound: 40, Inbound: 30}
@@ -34,8 +34,8 @@ var (
 	// as the law's figures.
 	DevelopmentSeeds = Seeds{Name: "development", First: 101, Outbound: 120, Inbound: 90}
 	// HoldoutSeeds are seeds 5001..5120 (outbound) and 5001..5090
-	// (inbound), as many as the development set's: neither tuned on nor
-	// reported. They measure how far the tuning sets' figures overstate the
+	// (inbound), as many as the development set's: never tuned on, and not
+	// the report's figures. They measure how far the tuning sets' figures overstate the
 	// law: a rule chosen over many candidates on a few scenarios of one kind
 	// fits those scenarios (the thirty-second session found the development
 	// set's inbound figures 13 points above them; docs/controller-rewrite.md).

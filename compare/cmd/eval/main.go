@@ -82,7 +82,7 @@ import (
 )
 
 func main() {
-	set := flag.String("set", "validation", "seed set: training, development (three times training's seeds, also tuned on), validation, all (training and validation), or holdout (neither tuned on nor reported: how far the tuning sets overstate the law; needs -out \"\")")
+	set := flag.String("set", "validation", "seed set: training, development (three times training's seeds, also tuned on), validation, all (training and validation), or holdout (never tuned on, never the report: how far the tuning sets overstate the law; needs -out \"\")")
 	n := flag.Int("n", 0, "keep the first n scenarios of each direction (0: all)")
 	out := flag.String("out", filepath.Join("docs", "compare"), "directory to write eval.md to (empty: none)")
 	verbose := flag.Bool("v", false, "print every scenario's figures")
