@@ -39,6 +39,21 @@ type KnownLuck struct {
 	// AtFailsafe counts, per draw, the scenarios where its goodput is at
 	// least failsafe-go's (inbound, nil without that arm).
 	AtFailsafe []int
+	// Kinds is the same by kind of resource (ResourceKind), runs of every
+	// draw pooled, beside the arm "agile": where a target is within reach
+	// of knowing the scenario and where the law falls short of it (a
+	// processor past a knee is best at a fixed limit, its pipe, whatever its
+	// speed does).
+	Kinds []KnownKind
+}
+
+// KnownKind is KnownLuck's runs of one kind of resource, over every draw.
+type KnownKind struct {
+	Kind string
+	// Runs counts the kind's runs (a scenario on one draw); Met those the
+	// fixed point met the goal in, Agile those the arm "agile" met it in
+	// (-1 without that arm).
+	Runs, Met, Agile int
 }
 
 // ArmLuck is one arm of one direction over the draws.
@@ -113,8 +128,9 @@ func LuckOf(reps []Report) (Luck, error) {
 	if a >= 0 && f >= 0 && len(in[0].Rows) > 0 {
 		l.Parity = parityLuck(in, a, f)
 	}
-	l.KnownOutbound = knownLuck(mapEv(reps, func(r Report) Evaluation { return r.Outbound }), -1)
-	l.KnownInbound = knownLuck(in, f)
+	out := mapEv(reps, func(r Report) Evaluation { return r.Outbound })
+	l.KnownOutbound = knownLuck(out, slices.Index(out[0].Arms, "agile"), -1)
+	l.KnownInbound = knownLuck(in, a, f)
 	return l, nil
 }
 
@@ -130,33 +146,65 @@ func (l Luck) known() []knownByDirection {
 	return []knownByDirection{{"outbound", "share", l.KnownOutbound}, {"inbound", "limit", l.KnownInbound}}
 }
 
-// knownLuck reads evs (one per draw, same rows) as KnownLuck, comparing
-// with the arm at index f when f ≥ 0. A scenario whose sweeps differ in
-// length between draws, or where no point keeps its bar on the other draws,
-// counts as not meeting the goal.
-func knownLuck(evs []Evaluation, f int) KnownLuck {
+// knownLuck reads evs (one per draw, same rows) as KnownLuck, its kinds
+// beside the arm at index a (when a ≥ 0), comparing with the arm at index f
+// when f ≥ 0. A scenario whose sweeps differ in length between draws, or
+// where no point keeps its bar on the other draws, counts as not meeting
+// the goal.
+func knownLuck(evs []Evaluation, a, f int) KnownLuck {
 	k := KnownLuck{N: len(evs[0].Rows), Met: make([]int, len(evs))}
 	if f >= 0 {
 		k.AtFailsafe = make([]int, len(evs))
 	}
+	kinds := make([]KnownKind, len(resourceKinds))
+	for j, kind := range resourceKinds {
+		kinds[j] = KnownKind{Kind: kind, Agile: -1}
+		if a >= 0 {
+			kinds[j].Agile = 0
+		}
+	}
 	for i := range evs[0].Rows {
+		kk := &kinds[slices.Index(resourceKinds, ResourceKind(&evs[0].Rows[i].Scenario))]
 		for d, ev := range evs {
+			r := ev.Rows[i]
+			kk.Runs++
+			if a >= 0 && r.Cells[a].Meets {
+				kk.Agile++
+			}
 			p := knownPoint(evs, i, d)
 			if p < 0 {
 				continue
 			}
-			r := ev.Rows[i]
 			c := Cell{Result: r.Sweep[p]}
 			r.judgeCell(&c)
 			if c.Meets {
 				k.Met[d]++
+				kk.Met++
 			}
 			if f >= 0 && atLeast(c, r.Cells[f]) {
 				k.AtFailsafe[d]++
 			}
 		}
 	}
+	for _, kk := range kinds {
+		if kk.Runs > 0 {
+			k.Kinds = append(k.Kinds, kk)
+		}
+	}
 	return k
+}
+
+// kindsText says k's kinds as "kind: met of runs (agile n)", joined.
+func (k KnownLuck) kindsText() string {
+	var parts []string
+	for _, kk := range k.Kinds {
+		s := fmt.Sprintf("%s %d of %d", kk.Kind, kk.Met, kk.Runs)
+		if kk.Agile >= 0 {
+			s += fmt.Sprintf(" (agile %d)", kk.Agile)
+		}
+		parts = append(parts, s)
+	}
+	return strings.Join(parts, ", ")
 }
 
 // knownPoint returns the index, in row i's sweep, of the point with the best
@@ -335,7 +383,7 @@ func WriteLuckText(w io.Writer, l Luck) {
 		if d.k.AtFailsafe != nil {
 			fmt.Fprintf(w, ", at least failsafe-go's goodput in %s", joinInts(d.k.AtFailsafe))
 		}
-		fmt.Fprintln(w)
+		fmt.Fprintf(w, "; runs by kind: %s\n", d.k.kindsText())
 	}
 	if p := l.Parity; p != nil {
 		fmt.Fprintf(w, "inbound  agile ≥ failsafe-go in %s of %d draw by draw, %d on the means, %d flip between draws; "+
@@ -370,7 +418,13 @@ func WriteLuckMarkdown(w io.Writer, l Luck, first uint64) {
 	fmt.Fprintf(w, "\n*A fixed share or limit that knows its scenario* is not an arm: for each scenario and draw it is the point "+
 		"of the oracle's sweep with the best mean goodput over the other draws, among those whose mean inside there reaches "+
 		"their bar, judged on this draw. It knows all a scenario's statistics can teach and none of the run's luck; a target "+
-		"it misses asks for more than knowing the scenario.\n")
+		"it misses asks for more than knowing the scenario.")
+	for _, d := range l.known() {
+		if len(d.k.Kinds) > 0 {
+			fmt.Fprintf(w, " %s, the runs it meets the goal in by kind of resource: %s.", firstUpper(d.name), d.k.kindsText())
+		}
+	}
+	fmt.Fprintln(w)
 	fmt.Fprintln(w)
 	if p := l.Parity; p != nil {
 		fmt.Fprintf(w, "Inbound, `agile`'s goodput is at least failsafe-go's in %s of %d scenarios draw by draw, and in %d on "+
@@ -386,6 +440,14 @@ func WriteLuckMarkdown(w io.Writer, l Luck, first uint64) {
 				joinInts(k.AtFailsafe), k.N)
 		}
 	}
+}
+
+// firstUpper returns s with its first letter upper-case.
+func firstUpper(s string) string {
+	if s == "" {
+		return s
+	}
+	return strings.ToUpper(s[:1]) + s[1:]
 }
 
 func joinInts(xs []int) string {

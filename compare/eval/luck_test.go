@@ -161,9 +161,16 @@ func TestKnownLuck(t *testing.T) {
 		// chosen on draws 1 and 2, limit 2 fails draw 0; chosen on 0 and
 		// 2, limit 1 fails draw 1; on 0 and 1 no limit keeps the bar.
 		in2 := [][]float64{{0.95, 0.5}, {0.5, 0.95}, {0.95, 0.95}}[d]
+		// in-2 is a processor past a knee, where agile meets the goal on
+		// every draw: the kinds are counted apart, agile beside the known
+		// limit.
+		in2row := knownRow("in-2"+suffix, []float64{100, 100}, in2, 1000)
+		in2row.Scenario.Law = PSKnee
+		in2row.Cells[0].Result = Result{Goodput: 100, Inside: 1}
+		in2row.judge()
 		ev := Evaluation{Direction: Inbound, Arms: []string{"agile", "failsafe-go"}, Rows: []Row{
 			knownRow("in-1"+suffix, s.good, s.inside, s.failsafe),
-			knownRow("in-2"+suffix, []float64{100, 100}, in2, 1000),
+			in2row,
 		}}
 		reps = append(reps, Report{Inbound: ev})
 	}
@@ -179,15 +186,21 @@ func TestKnownLuck(t *testing.T) {
 	if !slices.Equal(k.AtFailsafe, []int{0, 1, 1}) {
 		t.Errorf("known limit at least failsafe-go in %v; want [0 1 1]", k.AtFailsafe)
 	}
-	if l.KnownOutbound.N != 0 || l.KnownOutbound.AtFailsafe != nil {
+	wantKinds := []KnownKind{{Kind: kindServers, Runs: 3, Met: 2, Agile: 0}, {Kind: kindKnee, Runs: 3, Met: 0, Agile: 3}}
+	if !slices.Equal(k.Kinds, wantKinds) {
+		t.Errorf("known limit by kind %+v; want %+v", k.Kinds, wantKinds)
+	}
+	if l.KnownOutbound.N != 0 || l.KnownOutbound.AtFailsafe != nil || l.KnownOutbound.Kinds != nil {
 		t.Errorf("outbound known = %+v; want nothing (no outbound rows, no failsafe-go)", l.KnownOutbound)
 	}
 	var buf bytes.Buffer
 	WriteLuckText(&buf, l)
 	WriteLuckMarkdown(&buf, l, 0)
 	for _, want := range []string{
-		"inbound  a fixed limit that knows its scenario (chosen on the other draws) meets 1, 1, 0 of 2, at least failsafe-go's goodput in 0, 1, 1",
+		"inbound  a fixed limit that knows its scenario (chosen on the other draws) meets 1, 1, 0 of 2, at least failsafe-go's goodput in 0, 1, 1; " +
+			"runs by kind: FIFO, 2 servers or more 2 of 3 (agile 0), processor shared past a knee 0 of 3 (agile 3)",
 		"| inbound | a fixed limit that knows its scenario | 1, 1, 0 of 2 |",
+		"Inbound, the runs it meets the goal in by kind of resource: FIFO, 2 servers or more 2 of 3 (agile 0), processor shared past a knee 0 of 3 (agile 3).",
 		"A fixed limit that knows its scenario gets at least failsafe-go's goodput in 0, 1, 1 of 2 scenarios draw by draw.",
 	} {
 		if !strings.Contains(buf.String(), want) {
