@@ -156,11 +156,22 @@ func knownLuck(evs []Evaluation, a, f int) KnownLuck {
 	if f >= 0 {
 		k.AtFailsafe = make([]int, len(evs))
 	}
+	// The arm's meets by kind are ByKind's, over the draws pooled.
+	pooled := Evaluation{Arms: evs[0].Arms}
+	for _, ev := range evs {
+		pooled.Rows = append(pooled.Rows, ev.Rows...)
+	}
+	var armKinds []KindSummary
+	if a >= 0 {
+		armKinds = pooled.ByKind(pooled.Arms[a])
+	}
 	kinds := make([]KnownKind, len(resourceKinds))
 	for j, kind := range resourceKinds {
 		kinds[j] = KnownKind{Kind: kind, Agile: -1}
-		if a >= 0 {
-			kinds[j].Agile = 0
+		for _, s := range armKinds {
+			if s.Kind == kind {
+				kinds[j].Agile = s.Meets
+			}
 		}
 	}
 	for i := range evs[0].Rows {
@@ -168,9 +179,6 @@ func knownLuck(evs []Evaluation, a, f int) KnownLuck {
 		for d, ev := range evs {
 			r := ev.Rows[i]
 			kk.Runs++
-			if a >= 0 && r.Cells[a].Meets {
-				kk.Agile++
-			}
 			p := knownPoint(evs, i, d)
 			if p < 0 {
 				continue
