@@ -38,6 +38,20 @@ func feed(c *controller, n int, d time.Duration, unreachable uint64, saturated b
 		dt: 100 * ms, now: clock, completions: float64(n) + float64(unreachable)})
 }
 
+// target is Vegas' target for a window w whose rounds show wait over a mean
+// latency, with no SLO: the calls in service, n, grown by gain, and √n
+// queued (at least queueCalls).
+func target(gain, w, wait, mean float64) float64 {
+	n := w * (1 - wait/mean)
+	return gain*n + math.Max(queueCalls, math.Sqrt(n))
+}
+
+// heldBy is what a tick of n answers of latency d says was in flight
+// (Little's law, at the histogram's mean).
+func heldBy(n int, d time.Duration) float64 {
+	return float64(n) / 0.1 * float64(samples(n, d).mean()) / float64(time.Second)
+}
+
 func expect(t *testing.T, c *controller, step string, limit float64, dec decision) {
 	t.Helper()
 	if math.Abs(c.limit-limit) > 0.5 || c.view.decision != dec {
@@ -47,39 +61,42 @@ func expect(t *testing.T, c *controller, step string, limit float64, dec decisio
 
 func TestModelStartupDoublesUntilAQueueBegins(t *testing.T) {
 	c := newSemaphore(t, ConcurrencyConfig{MaxLimit: 1000, InitialLimit: 10})
-	// 10 in flight at 20 ms: 50 answers a tick. No wait: ×2, +1.
+	// 10 in flight at 20 ms: 50 answers a tick. No wait: ×2 and √10
+	// queued, but never past twice what was in flight, +1.
 	feed(c, 50, 20*ms, 0, true)
-	expect(t, c, "first round", 21, decStartup)
+	expect(t, c, "first round", math.Round(math.Min(target(2, 10, 0, 1), 2*heldBy(50, 20*ms)+queueCalls)), decStartup)
 	// 21 in flight at 20 ms: still no wait.
+	w := c.w
 	feed(c, 105, 20*ms, 0, true)
-	expect(t, c, "second round", 43, decStartup)
+	expect(t, c, "second round", math.Round(math.Min(target(2, w, 0, 1), 2*heldBy(105, 20*ms)+queueCalls)), decStartup)
 	if !c.cold {
 		t.Fatal("startup ended without a queue")
 	}
 	// A wait of 10 ms over a 20 ms floor: a queue begins. This round's
 	// doubling is the last, less the share of the latency that is queue,
 	// and it goes halfway, as Vegas does.
+	w = c.w // 44 calls: twice the 21.5 in flight, +1
 	floor := c.floorHist
 	feed(c, 143, 30*ms, 0, true)
 	wait, mean := waitOf(samples(143, 30*ms), &floor), float64(samples(143, 30*ms).mean())
 	if wait < float64(8*ms) {
 		t.Fatalf("wait %v; want about 10 ms", time.Duration(wait))
 	}
-	expect(t, c, "queue begins", math.Round(43+smoothing*(2*43*(1-wait/mean)+queueCalls-43)), decStartup)
+	expect(t, c, "queue begins", math.Round(w+smoothing*(target(2, w, wait, mean)-w)), decStartup)
 	if c.cold {
 		t.Fatal("still in startup after a queue began")
 	}
-	// From now on Vegas: the gain, halfway there.
-	w := c.w
+	// From now on Vegas: the calls in service and √ of them queued,
+	// halfway there.
+	w = c.w
 	feed(c, 143, 30*ms, 0, true)
-	target := windowGain*w*(1-wait/mean) + queueCalls
-	expect(t, c, "vegas", math.Round(w+smoothing*(target-w)), decWindow)
+	expect(t, c, "vegas", math.Round(w+smoothing*(target(1, w, wait, mean)-w)), decWindow)
 }
 
-func TestModelWindowHoldsWhereTheQueueIsASixth(t *testing.T) {
+func TestModelWindowHoldsWhereTheWorkersRootIsQueued(t *testing.T) {
 	// A FIFO server of 10 workers at 20 ms (500/s) behind a window: the
 	// latency is 20 ms until the window passes 10, then grows by 2 ms a
-	// call. Vegas settles where the wait is what the gain allows.
+	// call. Vegas settles with √10 calls waiting for the 10 in service.
 	c := newSemaphore(t, ConcurrencyConfig{MaxLimit: 1000, InitialLimit: 4})
 	for range 60 {
 		w := float64(c.limit)
@@ -89,8 +106,8 @@ func TestModelWindowHoldsWhereTheQueueIsASixth(t *testing.T) {
 		}
 		feed(c, int(math.Min(w, 10)*5), lat, 0, true)
 	}
-	if c.limit < 10 || c.limit > 14 {
-		t.Fatalf("window %v after 60 rounds; want between the 10 workers and 14 (a sixth of the latency queued, and one call)", c.limit)
+	if c.limit < 12 || c.limit > 14 {
+		t.Fatalf("window %v after 60 rounds; want 10 workers and √10 calls queued, 12–14", c.limit)
 	}
 }
 
@@ -193,16 +210,17 @@ func TestModelIdleAndBlindChangeNothing(t *testing.T) {
 func TestModelRefusalsHalveTheWindowThenStartUp(t *testing.T) {
 	c := newSemaphore(t, ConcurrencyConfig{MaxLimit: 200, InitialLimit: 40, SLOTarget: 100 * ms})
 	feed(c, 200, 20*ms, 0, true)
-	expect(t, c, "startup", 81, decStartup) // twice what was in flight (40), +1
+	w := 2*heldBy(200, 20*ms) + queueCalls // twice what was in flight (40.9), +1
+	expect(t, c, "startup", w, decStartup)
 	feed(c, 0, 0, 30, true)
-	expect(t, c, "refused", 40.5, decRefused) // half of the window
+	expect(t, c, "refused", w/2, decRefused) // half of the window
 	feed(c, 0, 0, 30, true)
-	expect(t, c, "refused again", 20.25, decRefused)
+	expect(t, c, "refused again", w/4, decRefused)
 	// Answers again: the window starts up from what the refusals left
 	// (TCP after a timeout: an outage says nothing of what the resource
-	// holds after it): it doubles, +1.
+	// holds after it): it doubles, and √ of it queued.
 	feed(c, 300, 20*ms, 0, true)
-	expect(t, c, "answers again", 2*20.25+1, decStartup)
+	expect(t, c, "answers again", target(2, w/4, 0, 1), decStartup)
 	if !c.cold {
 		t.Fatal("after the outage: want startup")
 	}
@@ -211,7 +229,7 @@ func TestModelRefusalsHalveTheWindowThenStartUp(t *testing.T) {
 func TestModelStartupAfterRefusalsGrowsOnEachAnswer(t *testing.T) {
 	c := newSemaphore(t, ConcurrencyConfig{MaxLimit: 200, InitialLimit: 40, SLOTarget: 100 * ms})
 	feed(c, 200, 20*ms, 0, true)
-	expect(t, c, "startup", 81, decStartup)
+	expect(t, c, "startup", 2*heldBy(200, 20*ms)+queueCalls, decStartup)
 	for range 8 {
 		feed(c, 0, 0, 30, true)
 	}
@@ -266,7 +284,7 @@ func TestModelRefusalsBackOffTheRate(t *testing.T) {
 		for i := range 12 {
 			feed(c, 0, 0, 5, true)
 			w = math.Max(w/2, minWindow)
-			want = math.Min(math.Max(want/2, minRate), windowGain*w/0.005)
+			want = math.Min(math.Max(want/2, minRate), paceGain*w/0.005)
 			if c.view.decision != decRefused || math.Abs(c.limit-want) > 0.01 {
 				t.Fatalf("MinRate %g, refused round %d: limit %.2f (%v); want %.2f (refused)", minRate, i+1, c.limit, c.view.decision, want)
 			}
@@ -509,10 +527,12 @@ func TestModelRegainAfterTheSLOBreakEnds(t *testing.T) {
 }
 
 func TestModelQueueLeavesTheSLORoom(t *testing.T) {
-	// With the floor's p99 at 40 ms, Vegas' sixth of the latency (7 ms of
-	// a 44 ms mean) would keep a queue whose wait, added to the floor's
-	// tail, breaks an SLO of 46 ms: the queue it keeps is the room the SLO
-	// leaves. With an SLO of a second, Vegas is as it was.
+	// With the floor's p99 at 40 ms, Vegas' √n calls queued (4.3 of 18.2
+	// in service, 9.5 ms at the window's turnover) would keep a queue
+	// whose wait, added to the floor's tail, breaks an SLO of 46 ms: the
+	// queue it keeps is the room the SLO leaves, in calls at the
+	// window's turnover (Little's law). With an SLO of a second, Vegas
+	// is as it was.
 	for _, tc := range []struct {
 		slo  time.Duration
 		room float64 // nanoseconds of queue the law keeps at most
@@ -527,16 +547,17 @@ func TestModelQueueLeavesTheSLORoom(t *testing.T) {
 		r := samples(100, 44*ms) // a round with 4 ms of queue
 		c.step(tick{hist: r, saturated: true, dt: 100 * ms, now: clock, completions: 100})
 		mean, wait := float64(r.mean()), waitOf(r, &c.floorHist)
-		gain := windowGain
+		n := 20 * (1 - wait/mean)
+		q := math.Sqrt(n)
 		if tc.room > 0 {
-			if tc.room >= mean*(1-1/windowGain) {
+			if tc.room*20/mean >= q {
 				t.Fatalf("SLO %v: room %v is not below Vegas' queue", tc.slo, time.Duration(tc.room))
 			}
-			gain = mean / (mean - tc.room)
+			q = tc.room * 20 / mean
 		}
-		want := 20 + smoothing*(gain*20*(1-wait/mean)+queueCalls-20)
+		want := 20 + smoothing*(n+q-20)
 		if c.view.decision != decWindow || math.Abs(c.w-want) > 1e-9 {
-			t.Errorf("SLO %v: %v, window %.3f; want window, %.3f (gain %.3f)", tc.slo, c.view.decision, c.w, want, gain)
+			t.Errorf("SLO %v: %v, window %.3f; want window, %.3f (%.2f calls queued)", tc.slo, c.view.decision, c.w, want, q)
 		}
 	}
 }
