@@ -363,6 +363,38 @@ func probing(t *testing.T, d time.Duration) *controller {
 	return c
 }
 
+func TestModelAProbeThatGetsMoreThroughKeepsItsWindow(t *testing.T) {
+	// A window of 20 calls at 100 ms gets 200 calls a second through. A
+	// probe keeps 13 of them: a FIFO server past its workers answers them
+	// as fast as before, at 65 ms, and the window goes back to 20; a
+	// processor whose knee is 7 calls answers each (20/13)² times faster,
+	// at 42 ms, 310 calls a second: past its knee, the window stays at 13.
+	for _, tc := range []struct {
+		name    string
+		perTick int
+		lat     time.Duration
+		window  float64
+		dec     decision
+	}{
+		{"FIFO", 20, 65 * ms, 20, decFloor},
+		{"processor past its knee", 31, 42 * ms, 13, decKnee},
+	} {
+		c := newSemaphore(t, ConcurrencyConfig{MaxLimit: 100, InitialLimit: 20})
+		c.cold = false
+		feed(c, 100, 20*ms, 0, true)
+		c.w, c.limit = 20, 20
+		c.probed-- // a new floor period
+		feed(c, 20, 100*ms, 0, true)
+		expect(t, c, tc.name+": probe", 13, decFloorProbe)
+		for c.settling {
+			feed(c, tc.perTick, tc.lat, 0, true)
+		}
+		feed(c, tc.perTick, tc.lat, 0, true)
+		feed(c, tc.perTick, tc.lat, 0, true)
+		expect(t, c, tc.name+": the probe's end", tc.window, tc.dec)
+	}
+}
+
 func TestModelFloorProbeMeasuresTheFloorUpOrDown(t *testing.T) {
 	// The floor moved from 20 to 50 ms (a level shift): the probe's round
 	// is the floor, and the window goes back to where it was.

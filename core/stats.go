@@ -49,7 +49,8 @@ type Stats struct {
 	// answer without a queue), "regain" (doubling back after SLO cuts),
 	// "window" (TCP Vegas' step) or "unmoved" (a narrower window left the
 	// wait: held) or "knee" (the wider the window, the less got through,
-	// and every call slower: narrowed by a tenth) or "paused" (the
+	// and every call slower: narrowed by a tenth; or a floor probe's
+	// narrower window got 1.4 times as much through: kept) or "paused" (the
 	// dependency asked for a pause: see [Limiter.PauseUntil]) or "stalled"
 	// (in startup, the window is one slow call out past the SLO with
 	// callers waiting: one more call goes out, since no answer can come).
