@@ -241,28 +241,26 @@ const (
 	// is not just the luckiest round's noise.
 	epochSamples = 64
 	// paceGain is how far past the window's turnover at the latency seen
-	// a rate limit is paced (the limit it shows, windowGain · w / mean
-	// before the thirty-third session, when it was Vegas' gain as well):
+	// a rate limit is paced (the limit it shows is paceGain · w / mean):
 	// headroom for a window that opens, as BBR paces at 1.25 while it
 	// probes. The turnover alone let a window that opened refill over two
-	// round trips and more (`slack`, below).
+	// round trips and more (`slack`, below). Until the thirty-third
+	// session the same 1.2 was Vegas' gain as well (windowGain).
 	paceGain = 1.2
-	// queueCalls is the fewest calls Vegas keeps queued (TCP Vegas'
-	// alpha): a window of one call could never grow, and a server of one
-	// worker needs one waiting to stay busy.
+	// queueCalls is the fewest calls Vegas keeps queued (TCP Vegas' alpha): a
+	// window of one call could never grow, and a server of one worker needs one
+	// waiting to stay busy. Above it Vegas keeps √n calls queued for n in service
+	// (square-root staffing: c servers fed from a queue of about √c stay busy),
+	// never more than the SLO leaves room for (queue). A queue in calls does not
+	// grow with a network leg's share of the latency, as a sixth of the latency
+	// did (the law to the thirty-second session, at a gain of 1.2 and one call):
+	// development outbound 214 → 223 of 240 runs meeting the goal, training 110 →
+	// 113 of 120, the holdout 313 → 324 of 360, compare/sim's benign-bump 90.6% →
+	// 96.1% inside over 30 draws; inbound level (tuning sets 220 → 214 of 270,
+	// holdout 185 → 188). The calls in service rather than the window: three
+	// limiters sharing one queue each keep the square root of their own share of
+	// it (TestSharedQueueIsNotALevelShift), where √w kept twice as much.
 	queueCalls = 1.0
-	// Vegas keeps √n calls queued for n in service (square-root staffing:
-	// c servers fed from a queue of about √c stay busy), at least
-	// queueCalls and never more than the SLO leaves room for. A queue in
-	// calls does not grow with a network leg's share of the latency, as a
-	// sixth of the latency did (the law to the thirty-second session, at a
-	// gain of 1.2 and one call): development outbound 214 → 223 of 240
-	// runs meeting the goal, training 110 → 113 of 120, the holdout 313 →
-	// 324 of 360, compare/sim's benign-bump 90.6% → 96.1% inside over 30
-	// draws; inbound level (tuning sets 220 → 214 of 270, holdout 185 →
-	// 188). The calls in service rather than the window: three limiters
-	// sharing one queue each keep the square root of their own share of it
-	// (TestSharedQueueIsNotALevelShift), where √w kept twice as much.
 	// smoothing is how far toward Vegas' target one round moves the
 	// window: the answers of a round come from the window of the round
 	// before, and a full step oscillates with a period of two rounds.
@@ -359,24 +357,21 @@ const (
 	kneeCorr       = 0.3
 	kneeElasticity = 0.5
 	kneeStep       = 0.1
-	// A floor probe is an experiment on the knee as well: a FIFO server
-	// answers no faster at a narrower window, and a processor past its
-	// knee k answers faster the fewer calls it holds (every call (w/k)²
-	// slower: k²/w through, by Little's law; at a window ⅔ as wide, 1.5
-	// times as much). A probe that got probeKneeGain times
-	// what the round before it got through, both over probeKneeAnswers
-	// answers, was past a knee, and the window stays at the probe's: a
-	// window 1.45–1.7 times the knee, or more, at a probe of ⅔–½ of it.
-	// The floor such a probe reads holds the knee's slowdown, and Vegas
-	// kept the window past the knee over it (development in-127, a knee
-	// of 11: 13–20 calls for the whole run, the floor read at 1.4–2.4
-	// times the true one, 0.64 of the oracle; 0.74 with the rule).
-	// Training draws 0–2 and development draws 0–1: inbound +1 run
-	// meeting the goal, −2/+9 runs moved by 5% (worst 0.56 → 0.75 and
-	// 0.60 → 0.65 on training), outbound +2 (development out-126, an
-	// outage in a processor behind a mix: 0.13 → 0.65), nothing lost; at
-	// 1.2, +0 and +2. Over 8 answers each it fired on noise: outbound
-	// −10/+9.
+	// A floor probe is an experiment on the knee as well: a FIFO server answers no
+	// faster at a narrower window, and a processor past its knee k answers faster
+	// the fewer calls it holds (every call (w/k)² slower: k²/w through, by
+	// Little's law; at a window ⅔ as wide, 1.5 times as much). A probe that got
+	// probeKneeGain times what the round before it got through, both over
+	// probeKneeAnswers answers, was past a knee, and the window stays at the
+	// probe's: a window 1.45–1.7 times the knee, or more, at a probe of ⅔–½ of it.
+	// The floor such a probe reads holds the knee's slowdown, and Vegas kept the
+	// window past the knee over it (development in-127, a knee of 11: 13–20 calls
+	// for the whole run, the floor read at 1.4–2.4 times the true one, 0.64 of the
+	// oracle; 0.74 with the rule). Training draws 0–2 and development draws 0–1:
+	// inbound +1 run meeting the goal, −2/+9 runs moved by 5% (worst 0.56 → 0.75
+	// and 0.60 → 0.65 on training), outbound +2 (development out-126, an outage in
+	// a processor behind a mix: 0.13 → 0.65), nothing lost; at 1.2, +0 and +2.
+	// Over 8 answers each it fired on noise: outbound −10/+9.
 	probeKneeGain    = 1.4
 	probeKneeAnswers = 16
 	// minWindow is the smallest window: one call.
@@ -395,20 +390,20 @@ const (
 	maxLostSlots = 4096
 )
 
-// probeShare is the share of a window w a floor probe keeps once the floor
-// has been measured: (w − 1)/probeDrain − 1 calls, which drains the queue
-// Vegas keeps over the floor (√n of n in service: 5 of a window of 30, where
-// the probe keeps 23.2) and little more, between half the window and
-// probeShareMax (half of a window of five calls or fewer, two thirds of one
-// past eleven). The calls in service at the equilibrium less one, n − 1,
-// met as many (development draws 0–1: outbound 223 → 221, inbound 147 →
-// 148 of 180; training draws 0–2 outbound 113 → 112, inbound 67 → 67). At half the window
-// every probe also idled a FIFO server's workers for its 200 ms, a few
-// points of goodput where failsafe-go leads by a few: the training seeds met
-// 32 | 21 scenarios (outbound | inbound; 32 | 20 at half), the development
-// seeds 99 | 73 (96 | 72), and failsafe-go's goodput was matched in 60% and
-// 56% of the inbound scenarios (57%, 50%). Shallower than two thirds, a
-// probe read the floor high and Vegas kept its queue over that.
+// probeShare is the share of a window w a floor probe keeps once the floor has
+// been measured: (w − 1)/probeDrain − 1 calls, which drains the queue Vegas
+// keeps over the floor (√n of n in service: 5 of a window of 30, where the
+// probe keeps 23.2) and little more, between half the window and probeShareMax
+// (half of a window of five calls or fewer, two thirds of one past eleven). The
+// calls in service at the equilibrium less one, n − 1, met as many (development
+// draws 0–1: outbound 223 → 221, inbound 147 → 148 of 180; training draws 0–2
+// outbound 113 → 112, inbound 67 → 67). At half the window every probe also
+// idled a FIFO server's workers for its 200 ms, a few points of goodput where
+// failsafe-go leads by a few: the training seeds met 32 | 21 scenarios
+// (outbound | inbound; 32 | 20 at half), the development seeds 99 | 73 (96 |
+// 72), and failsafe-go's goodput was matched in 60% and 56% of the inbound
+// scenarios (57%, 50%). Shallower than two thirds, a probe read the floor high
+// and Vegas kept its queue over that.
 func probeShare(w float64) float64 {
 	return math.Min(math.Max(((w-queueCalls)/probeDrain-1)/w, floorProbeShare), probeShareMax)
 }
