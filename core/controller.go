@@ -807,10 +807,7 @@ func (c *controller) sloBreach(e evidence) bool {
 	if c.s.slo == 0 || e.over < 2 {
 		return false
 	}
-	p := sloShareOver
-	if c.tailN > 0 && uses("tail") {
-		p = math.Max(p, c.tailOver/c.tailN)
-	}
+	p := c.sloShare()
 	n := float64(e.n)
 	return float64(e.over) > n*p+knob("slo-z", sloZ)*math.Sqrt(n*p*(1-p))
 }
@@ -842,20 +839,27 @@ func (c *controller) vegas(gain, w float64, e evidence) float64 {
 // included. With no room at all (a route dearer than the SLO) the
 // resource's own tail answers it, and the queue is √n.
 func (c *controller) queue(n, w float64, e evidence) float64 {
-	q := knob("alpha", queueCalls)
+	alpha := knob("alpha", queueCalls)
+	q := alpha
 	if uses("sqrt-queue") {
 		q = math.Max(q, math.Sqrt(n))
 	}
 	if c.s.slo > 0 && c.floorHist.n > 0 && e.mean > 0 && uses("slo-queue") {
-		p := sloShareOver
-		if c.tailN > 0 {
-			p = math.Max(p, c.tailOver/c.tailN)
-		}
-		if room := float64(c.s.slo) - float64(c.floorHist.quantile(1-p, 0, 0)); room > 0 {
-			q = math.Max(queueCalls, math.Min(q, room*w/e.mean))
+		if room := float64(c.s.slo) - float64(c.floorHist.quantile(1-c.sloShare(), 0, 0)); room > 0 {
+			q = math.Max(alpha, math.Min(q, room*w/e.mean))
 		}
 	}
 	return q
+}
+
+// sloShare is the share of answers the SLO lets past it: sloShareOver (a
+// p99), or the resource's own tail where that is larger.
+func (c *controller) sloShare() float64 {
+	p := sloShareOver
+	if c.tailN > 0 && uses("tail") {
+		p = math.Max(p, c.tailOver/c.tailN)
+	}
+	return p
 }
 
 // setWindow moves the window, and the limit shown: the window itself for a
