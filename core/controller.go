@@ -893,6 +893,12 @@ func (c *controller) startProbe(w float64, e evidence) {
 	c.setWindow(w, e)
 }
 
+// period is the floor period of the clock the last tick fell in: a floor
+// probe runs at most once in each.
+func (c *controller) period() int64 {
+	return c.now.UnixNano() / int64(knob("floor-period", float64(floorPeriod)))
+}
+
 // probeLasts is how long a floor probe lasts: probeTime, a floor latency, or
 // the time its window takes to carry probeSamples answers (startProbe),
 // whichever is longest.
@@ -1065,7 +1071,11 @@ func (c *controller) law(e evidence) decision {
 			return decIdle
 		}
 		if !c.measured {
-			c.measured = true
+			// It is this floor period's probe: the clock's, at the first
+			// round that fills the window, would measure the floor again
+			// half a second later (development in-159: two probes to half
+			// the window in the first second).
+			c.measured, c.probed = true, c.period()
 			c.startProbe(floorProbeShare*held, e)
 			c.settle()
 			return decFloorProbe
@@ -1078,7 +1088,7 @@ func (c *controller) law(e evidence) decision {
 		c.setWindow(math.Min(c.w, held+smoothing*(w-held)), e)
 		return decQueue
 	}
-	if k := c.now.UnixNano() / int64(knob("floor-period", float64(floorPeriod))); k != c.probed && !c.cold && uses("floor-probe") {
+	if k := c.period(); k != c.probed && !c.cold && uses("floor-probe") {
 		// Every floorPeriod of the clock, every limiter whose window is
 		// full measures the floor with a smaller window: limiters sharing
 		// a resource drain its queue together.

@@ -327,6 +327,37 @@ func TestModelSLOCutsAndLearnsTheTail(t *testing.T) {
 	}
 }
 
+func TestModelTheStartupProbeIsItsPeriodsProbe(t *testing.T) {
+	// A window started wider than its clients measures the floor with half
+	// of what is in flight; the clock's probe of the same floor period
+	// does not measure it again once the window fills, and the next
+	// period's does.
+	c := newSemaphore(t, ConcurrencyConfig{MaxLimit: 300, InitialLimit: 150})
+	c.measured, c.probed = false, 0
+	feed(c, 100, 80*ms, 0, false) // 80 in flight at 80 ms
+	expect(t, c, "startup probe", math.Round(floorProbeShare*1000*at(80*ms)/float64(time.Second)), decFloorProbe)
+	for c.settling {
+		feed(c, 50, 20*ms, 0, true)
+	}
+	feed(c, 100, 20*ms, 0, true)
+	feed(c, 100, 20*ms, 0, true)
+	expect(t, c, "measured", 150, decFloor)
+	feed(c, 100, 80*ms, 0, false)
+	if c.view.decision != decQueue {
+		t.Fatalf("80 in flight at four times the floor: %v; want %v", c.view.decision, decQueue)
+	}
+	for i := range 20 {
+		feed(c, 100, 20*ms, 0, true)
+		if c.view.decision == decFloorProbe {
+			t.Fatalf("round %d of the window filled, same floor period: %v; want no second probe", i, c.view.decision)
+		}
+	}
+	c.step(tick{hist: samples(100, 20*ms), saturated: true, dt: 100 * ms, now: clock.Add(floorPeriod), completions: 100})
+	if c.view.decision != decFloorProbe {
+		t.Fatalf("next floor period: %v; want %v", c.view.decision, decFloorProbe)
+	}
+}
+
 func TestModelFloorProbeRunsOnTheClock(t *testing.T) {
 	// Two limiters that started apart probe the floor at the same instant:
 	// the first full round of the next floor period of the clock.
