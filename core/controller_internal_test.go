@@ -141,14 +141,12 @@ func TestModelWaitANarrowerWindowLeftHoldsIt(t *testing.T) {
 	}
 }
 
-func TestModelAQueueDemandDidNotFillIsMeasuredThenCut(t *testing.T) {
-	// 80 clients behind a window of 150 on a service whose floor is
-	// 20 ms: the first round already shows 80 ms (the floor's guess), and
-	// the window is never full. The first such round measures the floor
-	// with half of what is in flight; then Vegas narrows the window from
-	// what was in flight, though demand did not fill it.
-	c := newSemaphore(t, ConcurrencyConfig{MaxLimit: 300, InitialLimit: 150})
-	c.measured = false
+// measuredThenCut runs a window of 150 that 80 clients do not fill over a
+// floor of 20 ms: the first round already shows 80 ms (the floor's guess).
+// It measures the floor with half of what is in flight, then Vegas narrows
+// the window from what was in flight, though demand did not fill it.
+func measuredThenCut(t *testing.T, c *controller) {
+	t.Helper()
 	feed(c, 100, 80*ms, 0, false) // 80 in flight at 80 ms: 1000/s
 	expect(t, c, "verify", math.Round(floorProbeShare*1000*at(80*ms)/float64(time.Second)), decFloorProbe)
 	for c.settling {
@@ -161,6 +159,14 @@ func TestModelAQueueDemandDidNotFillIsMeasuredThenCut(t *testing.T) {
 	if c.view.decision != decQueue || c.w >= 80 {
 		t.Fatalf("80 in flight at four times the floor: %v, window %.1f; want it under the 80 in flight", c.view.decision, c.w)
 	}
+}
+
+func TestModelAQueueDemandDidNotFillIsMeasuredThenCut(t *testing.T) {
+	// 80 clients behind a window of 150 that they never fill
+	// (measuredThenCut).
+	c := newSemaphore(t, ConcurrencyConfig{MaxLimit: 300, InitialLimit: 150})
+	c.measured = false
+	measuredThenCut(t, c)
 	// Too few in flight for a probe to read a round: nothing changes.
 	c = newSemaphore(t, ConcurrencyConfig{MaxLimit: 300, InitialLimit: 150})
 	c.measured = false
@@ -334,18 +340,7 @@ func TestModelTheStartupProbeIsItsPeriodsProbe(t *testing.T) {
 	// period's does.
 	c := newSemaphore(t, ConcurrencyConfig{MaxLimit: 300, InitialLimit: 150})
 	c.measured, c.probed = false, 0
-	feed(c, 100, 80*ms, 0, false) // 80 in flight at 80 ms
-	expect(t, c, "startup probe", math.Round(floorProbeShare*1000*at(80*ms)/float64(time.Second)), decFloorProbe)
-	for c.settling {
-		feed(c, 50, 20*ms, 0, true)
-	}
-	feed(c, 100, 20*ms, 0, true)
-	feed(c, 100, 20*ms, 0, true)
-	expect(t, c, "measured", 150, decFloor)
-	feed(c, 100, 80*ms, 0, false)
-	if c.view.decision != decQueue {
-		t.Fatalf("80 in flight at four times the floor: %v; want %v", c.view.decision, decQueue)
-	}
+	measuredThenCut(t, c)
 	for i := range 20 {
 		feed(c, 100, 20*ms, 0, true)
 		if c.view.decision == decFloorProbe {
