@@ -1119,9 +1119,10 @@ func (c *controller) law(e evidence) decision {
 			c.cold = false // a queue begins
 		}
 	}
-	// Vegas: the window in force, grown by the gain, less the share of the
-	// latency that is queue; never more than twice what was in flight (a
-	// window the calls do not fill says nothing of the resource).
+	// Vegas: the calls in service (the window in force, less the share of
+	// the latency that is queue), grown by the gain, and √ of them queued;
+	// never more than twice what was in flight (a window the calls do not
+	// fill says nothing of the resource).
 	w := c.vegas(gain, c.w, e)
 	if w > c.w {
 		w = math.Max(math.Min(w, startupGain*held+queueCalls), c.w)
