@@ -17,6 +17,9 @@ type brain struct {
 	perSecond   bool // the limit is a rate: delivered throughput is in its units
 	hist        histogram
 	unreachable atomic.Uint64
+	// hold, if set, is called for each Unavailable call: a semaphore keeps
+	// the refused request's slot until the next tick (ConcurrencyLimiter.hold).
+	hold func()
 	// aborted counts reported calls that carry no sample (Aborted, or
 	// cancelled in Do): they took a slot and came back, so a rate limit counts
 	// them in what got through.
@@ -82,7 +85,12 @@ func (b *brain) init(s settings) {
 func (b *brain) observe(d time.Duration) { b.hist.record(d) }
 
 // unavailable records one call that never reached the resource.
-func (b *brain) unavailable() { b.unreachable.Add(1) }
+func (b *brain) unavailable() {
+	b.unreachable.Add(1)
+	if b.hold != nil {
+		b.hold()
+	}
+}
 
 // record applies an outcome to one duration.
 func (b *brain) record(o Outcome, d time.Duration) {
@@ -90,7 +98,7 @@ func (b *brain) record(o Outcome, d time.Duration) {
 	case Reached:
 		b.hist.record(d)
 	case Unreachable:
-		b.unreachable.Add(1)
+		b.unavailable()
 	default:
 		b.aborted.Add(1) // it came back, but carries no sample
 	}

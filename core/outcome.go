@@ -16,7 +16,9 @@ const (
 	// an open breaker) or the resource refused it for lack of capacity (an instant
 	// 503 or 429). It records a synthetic sample above the tolerated window and
 	// above SLOTarget, so the controller backs off instead of reading an instant
-	// failure as a fast, healthy resource.
+	// failure as a fast, healthy resource; a ConcurrencyLimiter keeps the
+	// request's slot until its next tick, so that refusals, which come back at
+	// once, are not admitted at their own pace.
 	Unreachable
 	// Aborted means the call says nothing about capacity (the caller cancelled, a
 	// cache answered, a 4xx, a health probe). Nothing is recorded.

@@ -190,6 +190,103 @@ func TestConcurrencyInstantFailuresBackOff(t *testing.T) {
 	})
 }
 
+// A refusal comes back at once, so a slot it freed at once would let an
+// outage be hit at the refusal's own pace however low the limit: each request
+// the service refused keeps its slot until the next tick. After the limit has
+// backed off to MinLimit, the shedding handler sees at most MinLimit requests
+// a tick (150 clients retrying every 10 ms sent it 2,000 a second with slots
+// freed at once).
+func TestConcurrencyRefusalsKeepTheirSlotsUntilTheTick(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		const minLimit = 2
+		lim := agilelimiter.NewConcurrency(agilelimiter.ConcurrencyConfig{
+			MinLimit: minLimit, MaxLimit: 200, InitialLimit: 100, SLOTarget: 100 * time.Millisecond,
+			Classify: func(err error) agilelimiter.Outcome {
+				if errors.Is(err, errShed) {
+					return agilelimiter.Unreachable
+				}
+				return agilelimiter.Reached
+			},
+		})
+		lim.Start()
+		defer lim.Stop()
+		var shed atomic.Int64
+		sw := startClients(150, lim, func() error { shed.Add(1); return errShed }, 10*time.Millisecond)
+		time.Sleep(time.Second)
+		before := shed.Load()
+		const window = 2 * time.Second
+		time.Sleep(window)
+		got, most := shed.Load()-before, int64(minLimit)*int64(window/agilelimiter.DefaultTickInterval+1)
+		t.Logf("%d refused requests admitted in %v at limit %d (at most %d)", got, window, lim.Limit(), most)
+		if got > most {
+			t.Errorf("%d refused requests admitted in %v; want at most %d (MinLimit a tick)", got, window, most)
+		}
+		if got == 0 {
+			t.Errorf("no request admitted in %v: the limiter must keep probing", window)
+		}
+		if bad := sw.stop(); bad > 0 {
+			t.Errorf("%d admissions above the limit", bad)
+		}
+	})
+}
+
+// A slot kept for a refusal comes back at the next tick, or at Stop; a
+// limiter whose controller does not run keeps none, since nothing would give
+// it back. Unavailable, Record and Do keep it alike.
+func TestConcurrencyKeptSlotsComeBack(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		newLim := func() *agilelimiter.ConcurrencyLimiter {
+			return agilelimiter.NewConcurrency(agilelimiter.ConcurrencyConfig{
+				MinLimit: 1, MaxLimit: 1, InitialLimit: 1,
+				Classify: func(error) agilelimiter.Outcome { return agilelimiter.Unreachable },
+			})
+		}
+		refuse := map[string]func(*agilelimiter.ConcurrencyLimiter){
+			"Unavailable": func(l *agilelimiter.ConcurrencyLimiter) {
+				l.TryTake()
+				l.Unavailable()
+				l.Release()
+			},
+			"Record": func(l *agilelimiter.ConcurrencyLimiter) {
+				l.TryTake()
+				l.Record(agilelimiter.Unreachable, time.Millisecond)
+				l.Release()
+			},
+			"Do": func(l *agilelimiter.ConcurrencyLimiter) { _ = l.Do(func() error { return errShed }) },
+		}
+		for name, refuse := range refuse {
+			idle := newLim()
+			refuse(idle)
+			if idle.InFlight() != 0 {
+				t.Errorf("%s, controller not started: %d in flight; want 0", name, idle.InFlight())
+			}
+
+			lim := newLim()
+			lim.Start()
+			refuse(lim)
+			if lim.InFlight() != 1 || lim.TryTake() {
+				t.Errorf("%s: %d in flight after the refusal; want its slot kept (1) and the next request refused", name, lim.InFlight())
+			}
+			time.Sleep(agilelimiter.DefaultTickInterval)
+			synctest.Wait()
+			if lim.InFlight() != 0 || !lim.TryTake() {
+				t.Errorf("%s: %d in flight after a tick; want the kept slot back", name, lim.InFlight())
+			} else {
+				lim.Release()
+			}
+			refuse(lim)
+			lim.Stop()
+			if lim.InFlight() != 0 {
+				t.Errorf("%s: %d in flight after Stop; want the kept slot back", name, lim.InFlight())
+			}
+			refuse(lim)
+			if lim.InFlight() != 0 {
+				t.Errorf("%s after Stop: %d in flight; want none kept", name, lim.InFlight())
+			}
+		}
+	})
+}
+
 // A Release without a matching TryTake panics and leaves the capacity as it
 // was; Do pairs its own.
 func TestUnpairedRelease(t *testing.T) {

@@ -94,7 +94,8 @@ type Stats struct {
 	// [Limiter.PauseUntil]), zero when none.
 	PausedUntil time.Time
 
-	// InFlight is how many requests hold a slot now (inbound).
+	// InFlight is how many slots are taken now (inbound): by requests in
+	// flight, and by requests the service refused since the last tick.
 	InFlight int
 	// PeakInFlight is the most requests in flight at once during the last tick
 	// (inbound).
