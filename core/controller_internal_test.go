@@ -982,3 +982,30 @@ func TestModelAnOutageOrAPauseEndsTheKneesRounds(t *testing.T) {
 		})
 	}
 }
+
+func TestModelAKneeHoldsTheWindowUntilAFloorProbe(t *testing.T) {
+	// Past the knee the window narrows; the rounds after it, at that
+	// window and no slower than the floor, would have Vegas widen it again
+	// (its deciles see the cheap calls, not the dear ones a processor
+	// slows the most). It stays until the next floor probe on the clock,
+	// and Vegas grows it after the probe.
+	c := pastTheKnee(t, 4*ms, lessTheWider)
+	lastKneeRound(c, 4*ms, lessTheWider)
+	if c.view.decision != decKnee {
+		t.Fatalf("the last round: %v; want %v", c.view.decision, decKnee)
+	}
+	held := c.w
+	for j := range 5 {
+		kneeRound(c, 600, 2*ms)
+		if c.view.decision != decWindow || c.w != held {
+			t.Fatalf("round %d after the knee: %v at window %.2f; want %v at %.2f", j+1, c.view.decision, c.w, decWindow, held)
+		}
+	}
+	c.probed-- // a new floor period
+	for j := 0; c.view.decision != decWindow || c.probe.on || c.w <= held; j++ {
+		if j > 20 {
+			t.Fatalf("20 rounds after the floor probe the window is %.2f (%v); want Vegas to widen it past %.2f", c.w, c.view.decision, held)
+		}
+		kneeRound(c, 600, 2*ms)
+	}
+}
