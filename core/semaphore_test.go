@@ -164,20 +164,26 @@ func TestConcurrencyNoGrowthWhileUnused(t *testing.T) {
 
 var errShed = errors.New("pool exhausted")
 
+// shedding returns a limiter at 100 of MaxLimit 200 whose Classify reads
+// errShed, a handler's instant failure for lack of capacity, as Unreachable.
+func shedding(minLimit int) *agilelimiter.ConcurrencyLimiter {
+	return agilelimiter.NewConcurrency(agilelimiter.ConcurrencyConfig{
+		MinLimit: minLimit, MaxLimit: 200, InitialLimit: 100, SLOTarget: 100 * time.Millisecond,
+		Classify: func(err error) agilelimiter.Outcome {
+			if errors.Is(err, errShed) {
+				return agilelimiter.Unreachable
+			}
+			return agilelimiter.Reached
+		},
+	})
+}
+
 // Handlers that fail instantly because a pool ran dry, classified
 // Unreachable, drive the limit to MinLimit instead of reading as a fast,
 // healthy service.
 func TestConcurrencyInstantFailuresBackOff(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		lim := agilelimiter.NewConcurrency(agilelimiter.ConcurrencyConfig{
-			MinLimit: 2, MaxLimit: 200, InitialLimit: 100, SLOTarget: 100 * time.Millisecond,
-			Classify: func(err error) agilelimiter.Outcome {
-				if errors.Is(err, errShed) {
-					return agilelimiter.Unreachable
-				}
-				return agilelimiter.Reached
-			},
-		})
+		lim := shedding(2)
 		lim.Start()
 		defer lim.Stop()
 		sw := startClients(150, lim, func() error { return errShed }, 10*time.Millisecond)
@@ -194,20 +200,12 @@ func TestConcurrencyInstantFailuresBackOff(t *testing.T) {
 // outage be hit at the refusal's own pace however low the limit: each request
 // the service refused keeps its slot until the next tick. After the limit has
 // backed off to MinLimit, the shedding handler sees at most MinLimit requests
-// a tick (150 clients retrying every 10 ms sent it 2,000 a second with slots
-// freed at once).
+// a tick (150 clients retrying every 10 ms sent it 29,818 in two seconds with
+// slots freed at once).
 func TestConcurrencyRefusalsKeepTheirSlotsUntilTheTick(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		const minLimit = 2
-		lim := agilelimiter.NewConcurrency(agilelimiter.ConcurrencyConfig{
-			MinLimit: minLimit, MaxLimit: 200, InitialLimit: 100, SLOTarget: 100 * time.Millisecond,
-			Classify: func(err error) agilelimiter.Outcome {
-				if errors.Is(err, errShed) {
-					return agilelimiter.Unreachable
-				}
-				return agilelimiter.Reached
-			},
-		})
+		lim := shedding(minLimit)
 		lim.Start()
 		defer lim.Stop()
 		var shed atomic.Int64
