@@ -63,11 +63,11 @@ const notHolding = math.MinInt64
 // service refused, if the controller runs. TCP's answer to the same problem
 // is its retransmission timer (RFC 6298): a refused call comes back at once,
 // so a window of one slot turned over at the refusal's pace, and an outage
-// got more requests than the service answered before it (the
-// evaluation's training in-28, a single worker refusing all for 4.2 s: 64.8% of the admitted
-// requests inside the SLO, where a fixed limit reached 69.1%; 80.3% held). The
-// slot is taken before it is counted owed, so a tick never gives back one
-// that is not taken yet.
+// got more requests than the service answered before it (the evaluation's
+// training in-28, a single worker refusing all for 4.2 s: 64.8% of the
+// admitted requests inside the SLO, where a fixed limit reached 69.1%; 80.3%
+// held). The slot is taken before it is counted owed, so a tick never gives
+// back one that is not taken yet.
 func (l *ConcurrencyLimiter) hold() {
 	l.inflight.Add(1)
 	for {
