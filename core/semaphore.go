@@ -69,10 +69,13 @@ const notHolding = math.MinInt64
 // held). The slot is taken before it is counted owed, so a tick never gives
 // back one that is not taken yet.
 func (l *ConcurrencyLimiter) hold() {
+	if !uses("hold") {
+		return
+	}
 	l.inflight.Add(1)
 	for {
 		o := l.owed.Load()
-		if o < 0 || !uses("hold") {
+		if o < 0 {
 			l.inflight.Add(-1)
 			return
 		}
