@@ -4,6 +4,7 @@ import (
 	"math"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/agilelimiter/agilelimiter/compare/eval"
 )
@@ -121,5 +122,52 @@ func TestCompareByKind(t *testing.T) {
 	}
 	if got := eval.CompareByKind(a, b, "nobody"); len(got) != 0 {
 		t.Errorf("an arm neither ran: %+v; want no kinds", got)
+	}
+}
+
+// A run counts under "some fixed limit keeps the p99" when any point of its
+// sweep answered with a p99 inside the SLO, under "no fixed limit" when none
+// did, and under neither when it has no sweep.
+func TestSLOKind(t *testing.T) {
+	const slo = 100 * time.Millisecond
+	row := func(meets bool, p99s ...time.Duration) eval.Row {
+		r := eval.Row{
+			Scenario: eval.Scenario{Law: eval.FIFOExp, Servers: 1, SLO: slo},
+			Cells:    []eval.Cell{{OfOracle: 1, Meets: meets}},
+		}
+		for _, p := range p99s {
+			r.Sweep = append(r.Sweep, eval.Result{Answered: 10, P99: p})
+		}
+		return r
+	}
+	kept, lost, none := row(true, 300*time.Millisecond, slo), row(false, 101*time.Millisecond, time.Second), row(true)
+	unanswered := row(false, 300*time.Millisecond)
+	unanswered.Sweep = append(unanswered.Sweep, eval.Result{P99: 0}) // nothing reached the resource
+	for _, c := range []struct {
+		r    eval.Row
+		want string
+	}{
+		{kept, "some fixed limit keeps the p99 inside the SLO"},
+		{lost, "no fixed limit keeps the p99 inside the SLO"},
+		{unanswered, "no fixed limit keeps the p99 inside the SLO"},
+		{none, ""},
+	} {
+		if got := eval.SLOKind(&c.r); got != c.want {
+			t.Errorf("SLOKind of a sweep %v: %q; want %q", c.r.Sweep, got, c.want)
+		}
+	}
+	ev := eval.Evaluation{Direction: eval.Inbound, Arms: []string{"agile"}, Rows: []eval.Row{kept, lost, lost, none}}
+	got := map[string]eval.KindSummary{}
+	for _, k := range ev.ByKind("agile") {
+		got[k.Kind] = k
+	}
+	if k := got["some fixed limit keeps the p99 inside the SLO"]; k.N != 1 || k.Meets != 1 {
+		t.Errorf("kept: %+v; want 1 run, 1 meeting the goal", k)
+	}
+	if k := got["no fixed limit keeps the p99 inside the SLO"]; k.N != 2 || k.Meets != 0 {
+		t.Errorf("lost: %+v; want 2 runs, none meeting the goal", k)
+	}
+	if k := got["one FIFO server"]; k.N != 4 {
+		t.Errorf("by resource: %+v; want all 4 runs, the sweepless one too", k)
 	}
 }
