@@ -188,7 +188,8 @@ func WriteKindsMarkdown(w io.Writer, rep Report, draws int) {
 	fmt.Fprintf(w, "`agile`'s figures by the kind of resource and by what happens to it, one row a kind: "+
 		"each %s counts once under its resource, once under its trace, and once under whether some fixed limit "+
 		"of the oracle's sweep kept the p99 inside the SLO (where none did, the resource's own tail is past the SLO "+
-		"at any window, and only the goal's bar of 90%% inside, not the p99 the limiter guards, can be met). "+
+		"at any window, and only the goal's bar of 90%% inside (less where no fixed limit reaches it) can be met, not "+
+		"the p99 the limiter guards). "+
 		"Groups are small: read the counts.\n\n", runs)
 	for _, ev := range []Evaluation{rep.Outbound, rep.Inbound} {
 		ks := ev.ByKind("agile")
