@@ -5,6 +5,7 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"flag"
+	"math"
 	"os"
 	"path/filepath"
 	"slices"
@@ -179,6 +180,16 @@ func TestReportWritesEveryRow(t *testing.T) {
 	s := rep.Summarize()
 	if len(s.Outbound) != 3 || len(s.Inbound) != 2 || s.AgileAtLeastFailsafe != 0 && s.AgileAtLeastFailsafe != 1 {
 		t.Errorf("summary of one scenario a direction: %+v", s)
+	}
+	// Depth and motion split each arm's share of the oracle, and the page
+	// shows them.
+	for _, a := range append(s.Outbound, s.Inbound...) {
+		if got := a.Depth.Median * a.Motion.Median; math.Abs(got-a.OfOracle.Median) > 1e-9 {
+			t.Errorf("%s: depth %v × motion %v = %v, of oracle %v", a.Arm, a.Depth.Median, a.Motion.Median, got, a.OfOracle.Median)
+		}
+	}
+	if !strings.Contains(page, "## Depth and motion") {
+		t.Errorf("the page has no depth and motion")
 	}
 }
 

@@ -301,6 +301,10 @@ type ArmSummary struct {
 	// OfOracle and Inside are distributions of Cell.OfOracle and
 	// Result.Inside over the scenarios.
 	OfOracle, Inside Dist
+	// Depth and Motion are distributions of Row.DepthAndMotion over the
+	// scenarios where both are defined: how deep the arm kept the resource,
+	// against the oracle, and what it kept of a fixed policy that deep.
+	Depth, Motion Dist
 }
 
 // Summary is an evaluation's figures.
@@ -317,7 +321,7 @@ func (ev Evaluation) Summarize() []ArmSummary {
 	var out []ArmSummary
 	for j, name := range ev.Arms {
 		s := ArmSummary{Arm: name, N: len(ev.Rows)}
-		var of, in []float64
+		var of, in, depth, motion []float64
 		for _, r := range ev.Rows {
 			c := r.Cells[j]
 			of = append(of, c.OfOracle)
@@ -325,8 +329,12 @@ func (ev Evaluation) Summarize() []ArmSummary {
 			if c.Meets {
 				s.Meets++
 			}
+			if d, m := r.DepthAndMotion(c); !math.IsNaN(d) {
+				depth, motion = append(depth, d), append(motion, m)
+			}
 		}
 		s.OfOracle, s.Inside = distOf(of), distOf(in)
+		s.Depth, s.Motion = distOf(depth), distOf(motion)
 		out = append(out, s)
 	}
 	return out

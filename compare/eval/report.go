@@ -46,6 +46,8 @@ func WriteMarkdown(w io.Writer, set string, rep, named Report) {
 			n, len(rep.Inbound.Rows), 100*s.AgileAtLeastFailsafe)
 	}
 
+	writeDepth(w, s)
+
 	if len(named.Outbound.Rows)+len(named.Inbound.Rows) > 0 {
 		fmt.Fprintf(w, "## Named scenarios\n\n")
 		for _, ev := range []Evaluation{named.Inbound, named.Outbound} {
@@ -90,6 +92,32 @@ func writeSummary(w io.Writer, dir string, arms []ArmSummary) {
 		fmt.Fprintf(w, "| %s | %.2f | %.2f | %.2f | %.1f%% | %.1f%% | %.1f%% | %d of %d |\n", a.Arm,
 			a.OfOracle.Median, a.OfOracle.P10, a.OfOracle.Worst,
 			100*a.Inside.Median, 100*a.Inside.P10, 100*a.Inside.Worst, a.Meets, a.N)
+	}
+	fmt.Fprintln(w)
+}
+
+// writeDepth writes where each arm's shortfall lies: in how deep it kept
+// the resource, or in how it moved around that depth (Row.Steady).
+func writeDepth(w io.Writer, s Summary) {
+	if len(s.Outbound)+len(s.Inbound) == 0 {
+		return
+	}
+	fmt.Fprintf(w, "## Depth and motion\n\n")
+	fmt.Fprintf(w, "An arm's goodput against the oracle is the product of two figures. *Depth* is the goodput of the fixed share "+
+		"or limit of the oracle's sweep that holds as many calls in flight on average as the arm did (Little's law, "+
+		"between the two sweep points around it) over the oracle's: whether the arm kept the resource as deep as it should. "+
+		"*Motion* is the arm's goodput over that fixed policy's: what moving around that depth cost it (probes, cuts, "+
+		"oscillation) or, above 1, gained by following a trace no fixed policy follows.\n\n")
+	fmt.Fprintf(w, "| direction | arm | depth: median | p10 | worst | motion: median | p10 | worst |\n")
+	fmt.Fprintf(w, "|---|---|---|---|---|---|---|---|\n")
+	for _, d := range []struct {
+		name string
+		arms []ArmSummary
+	}{{"outbound", s.Outbound}, {"inbound", s.Inbound}} {
+		for _, a := range d.arms {
+			fmt.Fprintf(w, "| %s | %s | %.2f | %.2f | %.2f | %.2f | %.2f | %.2f |\n", d.name, a.Arm,
+				a.Depth.Median, a.Depth.P10, a.Depth.Worst, a.Motion.Median, a.Motion.P10, a.Motion.Worst)
+		}
 	}
 	fmt.Fprintln(w)
 }
@@ -151,6 +179,8 @@ func WriteText(w io.Writer, s Summary) {
 			fmt.Fprintf(w, "%-8s %-12s of-oracle median %.2f p10 %.2f worst %.2f | inside median %5.1f%% p10 %5.1f%% worst %5.1f%% | goal %d/%d\n",
 				d.name, a.Arm, a.OfOracle.Median, a.OfOracle.P10, a.OfOracle.Worst,
 				100*a.Inside.Median, 100*a.Inside.P10, 100*a.Inside.Worst, a.Meets, a.N)
+			fmt.Fprintf(w, "%-8s %-12s depth     median %.2f p10 %.2f worst %.2f | motion median %.2f p10 %.2f worst %.2f\n",
+				"", "", a.Depth.Median, a.Depth.P10, a.Depth.Worst, a.Motion.Median, a.Motion.P10, a.Motion.Worst)
 		}
 	}
 	if !math.IsNaN(s.AgileAtLeastFailsafe) {
@@ -165,8 +195,10 @@ func WriteRows(w io.Writer, rep Report) {
 		for _, r := range ev.Rows {
 			fmt.Fprintf(w, "%s: %s\n", r.Scenario.Name, r.Scenario.About)
 			for j, c := range r.Cells {
-				fmt.Fprintf(w, "  %-12s goodput %8s/s inside %5.1f%% of-oracle %.2f limited %5.1f%% p99 %8v wasted %5.1f%% meets %v\n",
-					ev.Arms[j], num(c.Goodput), 100*c.Inside, c.OfOracle, 100*c.LimitedShare, c.P99.Round(time.Millisecond), 100*c.Wasted, c.Meets)
+				depth, motion := r.DepthAndMotion(c)
+				fmt.Fprintf(w, "  %-12s goodput %8s/s inside %5.1f%% of-oracle %.2f limited %5.1f%% p99 %8v wasted %5.1f%% meets %v in-flight %.1f depth %.2f motion %.2f\n",
+					ev.Arms[j], num(c.Goodput), 100*c.Inside, c.OfOracle, 100*c.LimitedShare, c.P99.Round(time.Millisecond), 100*c.Wasted, c.Meets,
+					c.InFlight(r.Scenario.Duration.Seconds()), depth, motion)
 			}
 			o := r.Oracle
 			fmt.Fprintf(w, "  %-12s goodput %8s/s inside %5.1f%% at %g (bar %.1f%%)\n", "oracle", num(o.Goodput), 100*o.Inside, r.Param, 100*r.InsideBar)

@@ -8,7 +8,8 @@
 // Flags: -set training|validation|all picks the seeds (all writes the
 // validation page and prints both summaries), -n keeps the first n scenarios
 // of each direction, -out is the directory for eval.md (empty: write
-// nothing), -v prints every scenario's figures, -arms keeps only the named
+// nothing), -v prints every scenario's figures (each arm's with the calls it
+// held in flight on average, its depth and its motion: eval.Row.Steady), -arms keeps only the named
 // arms (the oracle always runs), and -sweeps names a JSON file the oracle's
 // sweeps are read from and added to: they do not depend on the limiter, so
 // a tuning loop runs
