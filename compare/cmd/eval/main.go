@@ -61,6 +61,14 @@
 //
 //	go run ./compare/cmd/eval -trace out-9
 //
+// -replay runs one inbound scenario with the project's limiter, records the
+// path its limit took, and runs that path again through a fixed schedule
+// (eval.Scheduled): as it was (which gets what the limiter got), without its
+// floor probes, and held at its mean. Where -v says a run's motion costs it
+// (eval.Row.Steady), this says which part of the path does.
+//
+//	go run ./compare/cmd/eval -replay in-30/d2
+//
 // The simulator runs inside testing/synctest bubbles, which exist only under
 // a *testing.T, so the evaluation runs as the single test of a testing.Main,
 // its runs as parallel subtests (GOMAXPROCS at once).
@@ -89,6 +97,7 @@ func main() {
 	verbose := flag.Bool("v", false, "print every scenario's figures")
 	only := flag.String("arms", "", "comma-separated arms to run, e.g. agile,agile-slo (empty: all); the oracle always runs")
 	ablate := flag.String("ablate", "", "comma-separated rules of the law to turn off one at a time (a+b: both at once), or thresholds to set (name=value), with the figures each moves (needs -tags agilelimiter_ablate)")
+	replay := flag.String("replay", "", "run one inbound scenario (in-N, /dK for another draw) with the agile arm, then its limit's path through a fixed schedule: as it was, without its floor probes, and held at its mean")
 	trace := flag.String("trace", "", "run one scenario (a named one, out-N or in-N, /dK for another draw) with the agile arm alone and print its controller's every tick")
 	draw := flag.Uint64("draw", 0, "run the seed sets' scenarios on this draw of their randomness (0: their own, the one reports read): how far a figure moves between draws is how much of it is luck")
 	draws := flag.Int("draws", 1, "run the seed sets on this many draws, from -draw on, and report what the figures keep from draw to draw (at least 2 for a report of luck)")
@@ -156,16 +165,24 @@ func main() {
 	}
 
 	var traced eval.Scenario
-	if *trace != "" {
-		sc, err := eval.ScenarioByName(*trace)
-		if err != nil {
-			fmt.Fprintln(os.Stderr, err)
+	if *trace != "" || *replay != "" {
+		name := *trace
+		if name == "" {
+			name = *replay
+		}
+		sc, err := eval.ScenarioByName(name)
+		if err != nil || *replay != "" && sc.Direction != eval.Inbound {
+			fmt.Fprintln(os.Stderr, "eval: -replay wants an inbound scenario:", err)
 			os.Exit(2)
 		}
 		traced = sc
 	}
 
 	cmdmain.Run("eval", func(t *testing.T) error {
+		if *replay != "" {
+			runReplay(t, &traced)
+			return nil
+		}
 		if *trace != "" {
 			synctest.Test(t, func(*testing.T) {
 				r := eval.TraceTicks(os.Stdout, &traced)
@@ -291,4 +308,31 @@ func drawNote(draw uint64) string {
 		return ""
 	}
 	return fmt.Sprintf(", draw %d", draw)
+}
+
+// runReplay runs sc with the agile arm, then replays the path its limit took
+// through a fixed schedule, as it was and in two variants, and prints what
+// each got: what the path's parts cost the run.
+func runReplay(t *testing.T, sc *eval.Scenario) {
+	var path []eval.LimitAt
+	show := func(name string, r eval.Result) {
+		fmt.Printf("%-28s goodput %8.1f/s inside %5.1f%% in flight %6.1f\n", name, r.Goodput, 100*r.Inside, r.InFlight(sc.Duration.Seconds()))
+	}
+	fmt.Printf("%s: %s\n", sc.Name, sc.About)
+	synctest.Test(t, func(*testing.T) {
+		var r eval.Result
+		r, path = eval.RecordPath(sc)
+		show("agile", r)
+	})
+	steady := eval.Steady(path, sc.Duration)
+	for _, v := range []struct {
+		name string
+		path []eval.LimitAt
+	}{
+		{"its path, replayed", path},
+		{"without its floor probes", eval.WithoutProbes(path)},
+		{fmt.Sprintf("held at its mean (%d)", steady[0].Limit), steady},
+	} {
+		synctest.Test(t, func(*testing.T) { show(v.name, eval.RunInbound(sc, eval.Scheduled(v.name, v.path))) })
+	}
 }

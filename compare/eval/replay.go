@@ -1,0 +1,108 @@
+package eval
+
+import (
+	"sort"
+	"sync/atomic"
+	"time"
+
+	agilelimiter "github.com/agilelimiter/agilelimiter/core"
+)
+
+// LimitAt is one step of a limit's path: from At (since the run's start) on,
+// the limit is Limit, set by a controller tick that ended in Decision.
+type LimitAt struct {
+	At       time.Duration
+	Limit    int
+	Decision string
+}
+
+// RecordPath runs the project's ConcurrencyLimiter (the "agile" arm) through
+// the inbound scenario sc and returns the run's Result with the path its
+// limit took: the initial limit at 0, then every tick's. It must be called
+// inside a synctest bubble.
+func RecordPath(sc *Scenario) (Result, []LimitAt) {
+	var path []LimitAt
+	r := RunInbound(sc, InboundArm{Name: "agile", New: func(sc *Scenario) Admitter {
+		begin := time.Now()
+		l := agilelimiter.NewConcurrency(agilelimiter.ConcurrencyConfig{MaxLimit: sc.MaxLimit, SLOTarget: sc.SLO,
+			OnTick: func(st agilelimiter.Stats) {
+				path = append(path, LimitAt{time.Since(begin), int(st.Limit), st.Decision})
+			}})
+		path = append(path, LimitAt{0, l.Limit(), "initial"})
+		l.Start()
+		return agileAdmitter{l}
+	}})
+	return r, path
+}
+
+// Scheduled returns an inbound arm that admits at most the limit path gives
+// at each instant of the run, as a semaphore does, whatever the requests do:
+// a limiter's path replayed without its controller. A run of the path the
+// agile arm took gets what the agile arm got, but where a Unavailable
+// answer's slot is held until the next tick; a run of a variant of the path
+// says what that part of the path cost.
+func Scheduled(name string, path []LimitAt) InboundArm {
+	return InboundArm{Name: name, New: func(*Scenario) Admitter {
+		return &schedule{begin: time.Now(), path: path}
+	}}
+}
+
+type schedule struct {
+	begin time.Time
+	path  []LimitAt
+	held  atomic.Int64
+}
+
+func (s *schedule) limit() int64 {
+	t := time.Since(s.begin)
+	i := sort.Search(len(s.path), func(i int) bool { return s.path[i].At > t })
+	if i == 0 {
+		return int64(s.path[0].Limit)
+	}
+	return int64(s.path[i-1].Limit)
+}
+
+func (s *schedule) TryTake() (Permit, bool) {
+	if s.held.Add(1) > s.limit() {
+		s.held.Add(-1)
+		return nil, false
+	}
+	return s, true
+}
+func (s *schedule) Done(agilelimiter.Outcome, time.Duration) { s.held.Add(-1) }
+func (s *schedule) Stop()                                    {}
+
+// WithoutProbes returns path with every floor probe taken out: the limit
+// stays at the one before the probe until a tick decides otherwise than
+// "floor-probe" or "settle" (the ticks a probe holds its window through).
+func WithoutProbes(path []LimitAt) []LimitAt {
+	out := make([]LimitAt, len(path))
+	last := path[0].Limit
+	for i, p := range path {
+		out[i] = p
+		if p.Decision == "floor-probe" || p.Decision == "settle" {
+			out[i].Limit = last
+		} else {
+			last = p.Limit
+		}
+	}
+	return out
+}
+
+// Steady returns the path's limit averaged over time until end (the last
+// step holds from its instant to end), rounded to whole slots, held from the
+// start.
+func Steady(path []LimitAt, end time.Duration) []LimitAt {
+	var area float64
+	for i, p := range path {
+		next := end
+		if i+1 < len(path) {
+			next = path[i+1].At
+		}
+		if next > p.At {
+			area += float64(p.Limit) * (next - p.At).Seconds()
+		}
+	}
+	n := int(area/end.Seconds() + 0.5)
+	return []LimitAt{{0, max(n, 1), "steady"}}
+}
