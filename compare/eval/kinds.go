@@ -3,6 +3,7 @@ package eval
 import (
 	"fmt"
 	"io"
+	"math"
 	"slices"
 )
 
@@ -12,8 +13,10 @@ type KindSummary struct {
 	Kind string // the kind's name
 	// N counts the runs of the kind; Meets those that met the goal.
 	N, Meets int
-	// OfOracle is the median of the runs' Cell.OfOracle.
-	OfOracle float64
+	// OfOracle is the median of the runs' Cell.OfOracle; Depth and Motion
+	// the medians of their Row.DepthAndMotion, over the runs where both are
+	// defined (NaN if none).
+	OfOracle, Depth, Motion float64
 	// AtLeastFailsafe counts the runs in which the arm's goodput was at
 	// least failsafe-go's; -1 where the evaluation has no failsafe-go arm.
 	AtLeastFailsafe int
@@ -101,11 +104,14 @@ func (ev Evaluation) ByKind(arm string) []KindSummary {
 			if f >= 0 {
 				s.AtLeastFailsafe = 0
 			}
-			var of []float64
+			var of, depth, motion []float64
 			for _, r := range ev.only(g.of, kind).Rows {
 				c := r.Cells[j]
 				s.N++
 				of = append(of, c.OfOracle)
+				if d, m := r.DepthAndMotion(c); !math.IsNaN(d) {
+					depth, motion = append(depth, d), append(motion, m)
+				}
 				if c.Meets {
 					s.Meets++
 				}
@@ -114,7 +120,10 @@ func (ev Evaluation) ByKind(arm string) []KindSummary {
 				}
 			}
 			if s.N > 0 {
-				s.OfOracle = distOf(of).Median
+				s.OfOracle, s.Depth, s.Motion = distOf(of).Median, math.NaN(), math.NaN()
+				if len(depth) > 0 {
+					s.Depth, s.Motion = distOf(depth).Median, distOf(motion).Median
+				}
 				out = append(out, s)
 			}
 		}
@@ -189,7 +198,7 @@ func WriteKindsMarkdown(w io.Writer, rep Report, draws int) {
 		"each %s counts once under its resource, once under its trace, and once under whether some fixed limit "+
 		"of the oracle's sweep kept the p99 inside the SLO (where none did, the resource's own tail is past the SLO "+
 		"at any window, and only the goal's bar of 90%% inside (less where no fixed limit reaches it) can be met, not "+
-		"the p99 the limiter guards). "+
+		"the p99 the limiter guards). *Depth* and *motion* are the medians of the split in \"Depth and motion\", above. "+
 		"Groups are small: read the counts.\n\n", runs)
 	for _, ev := range []Evaluation{rep.Outbound, rep.Inbound} {
 		ks := ev.ByKind("agile")
@@ -197,17 +206,17 @@ func WriteKindsMarkdown(w io.Writer, rep Report, draws int) {
 			continue
 		}
 		fs := ks[0].AtLeastFailsafe >= 0
-		fmt.Fprintf(w, "### %s\n\n| kind | runs | meets the goal | of oracle: median |", title(ev.Direction.String()))
+		fmt.Fprintf(w, "### %s\n\n| kind | runs | meets the goal | of oracle: median | depth | motion |", title(ev.Direction.String()))
 		if fs {
 			fmt.Fprintf(w, " at least failsafe-go's goodput |")
 		}
-		fmt.Fprintf(w, "\n|---|---|---|---|")
+		fmt.Fprintf(w, "\n|---|---|---|---|---|---|")
 		if fs {
 			fmt.Fprintf(w, "---|")
 		}
 		fmt.Fprintln(w)
 		for _, k := range ks {
-			fmt.Fprintf(w, "| %s | %d | %d (%.0f%%) | %.2f |", k.Kind, k.N, k.Meets, 100*float64(k.Meets)/float64(k.N), k.OfOracle)
+			fmt.Fprintf(w, "| %s | %d | %d (%.0f%%) | %.2f | %s | %s |", k.Kind, k.N, k.Meets, 100*float64(k.Meets)/float64(k.N), k.OfOracle, ratio(k.Depth), ratio(k.Motion))
 			if fs {
 				fmt.Fprintf(w, " %d (%.0f%%) |", k.AtLeastFailsafe, 100*float64(k.AtLeastFailsafe)/float64(k.N))
 			}
@@ -215,4 +224,12 @@ func WriteKindsMarkdown(w io.Writer, rep Report, draws int) {
 		}
 		fmt.Fprintln(w)
 	}
+}
+
+// ratio formats a ratio to two decimals, or a dash where it is undefined.
+func ratio(x float64) string {
+	if math.IsNaN(x) {
+		return "—"
+	}
+	return fmt.Sprintf("%.2f", x)
 }

@@ -44,8 +44,14 @@ func TestByKind(t *testing.T) {
 		t.Fatalf("kinds %v; want %d kinds, those with a run", order, len(want))
 	}
 	for i, w := range want {
-		if order[i] != w.Kind || got[w.Kind] != w {
-			t.Errorf("kind %d: %+v; want %+v", i, got[order[i]], w)
+		g := got[w.Kind]
+		// No row has a sweep: no fixed limit to read depth and motion from.
+		if !math.IsNaN(g.Depth) || !math.IsNaN(g.Motion) {
+			t.Errorf("kind %d without sweeps: depth %v motion %v; want NaN", i, g.Depth, g.Motion)
+		}
+		g.Depth, g.Motion = 0, 0
+		if order[i] != w.Kind || g != w {
+			t.Errorf("kind %d: %+v; want %+v", i, g, w)
 		}
 	}
 	if ks := ev.ByKind("nobody"); ks != nil {
@@ -58,12 +64,28 @@ func TestByKind(t *testing.T) {
 		t.Errorf("without failsafe-go: %+v; want two kinds, AtLeastFailsafe -1", ks)
 	}
 
+	// With a sweep, a kind's depth and motion are its runs' medians: a
+	// fixed 2 calls got 10/s, 4 calls 20/s; the arm held 3 on average
+	// (15/s as deep) and got 12/s.
+	held := func(calls, goodput float64) eval.Result {
+		return eval.Result{Mean: 100 * time.Millisecond, Answered: int(calls * 100), Goodput: goodput}
+	}
+	swept := eval.Evaluation{Direction: eval.Inbound, Arms: []string{"agile"}, Rows: []eval.Row{{
+		Scenario: eval.Scenario{Law: eval.PSKnee, Duration: 10 * time.Second},
+		Sweep:    []eval.Result{held(2, 10), held(4, 20)},
+		Oracle:   held(4, 20),
+		Cells:    []eval.Cell{{Result: held(3, 12), OfOracle: 0.6}},
+	}}}
+	if ks := swept.ByKind("agile"); len(ks) == 0 || math.Abs(ks[0].Depth-0.75) > 1e-9 || math.Abs(ks[0].Motion-0.8) > 1e-9 {
+		t.Errorf("with a sweep: %+v; want depth 0.75 and motion 0.8", ks)
+	}
+
 	var b strings.Builder
 	eval.WriteKindsMarkdown(&b, eval.Pool([]eval.Report{{Inbound: ev}, {Inbound: ev}}), 2)
 	page := b.String()
 	for _, line := range []string{
-		"| flap | 6 | 4 (67%) | 0.90 | 2 (33%) |",
-		"| one FIFO server | 2 | 0 (0%) | 0.50 | 2 (100%) |",
+		"| flap | 6 | 4 (67%) | 0.90 | — | — | 2 (33%) |",
+		"| one FIFO server | 2 | 0 (0%) | 0.50 | — | — | 2 (100%) |",
 		"one of the 2 draws",
 	} {
 		if !strings.Contains(page, line) {
