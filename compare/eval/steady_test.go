@@ -25,12 +25,19 @@ func TestInFlightIsLittlesLaw(t *testing.T) {
 	}
 }
 
-func TestSteadyIsTheFixedPolicyAsDeep(t *testing.T) {
+// sweptRow is a 10 s run's row whose sweep held 2, 4, 8 and 16 calls in
+// flight for 20, 60, 100 and 50 answers a second; the oracle is the 8.
+func sweptRow() Row {
 	r := Row{
 		Scenario: Scenario{Duration: 10 * time.Second},
 		Sweep:    []Result{fixedAt(2, 20), fixedAt(4, 60), fixedAt(8, 100), fixedAt(16, 50)},
 	}
 	r.Oracle = r.Sweep[2]
+	return r
+}
+
+func TestSteadyIsTheFixedPolicyAsDeep(t *testing.T) {
+	r := sweptRow()
 	for _, tc := range []struct {
 		in, want float64
 	}{
@@ -56,11 +63,7 @@ func TestSteadyIsTheFixedPolicyAsDeep(t *testing.T) {
 }
 
 func TestDepthTimesMotionIsOfOracle(t *testing.T) {
-	r := Row{
-		Scenario: Scenario{Duration: 10 * time.Second},
-		Sweep:    []Result{fixedAt(2, 20), fixedAt(4, 60), fixedAt(8, 100), fixedAt(16, 50)},
-	}
-	r.Oracle = r.Sweep[2]
+	r := sweptRow()
 	// As deep as a fixed 6 (80/s), with 72/s: the depth loses a fifth, the
 	// motion a tenth.
 	c := Cell{Result: fixedAt(6, 72)}
