@@ -38,9 +38,10 @@ func RecordPath(sc *Scenario) (Result, []LimitAt) {
 // Scheduled returns an inbound arm that admits at most the limit path gives
 // at each instant of the run, as a semaphore does, whatever the requests do:
 // a limiter's path replayed without its controller. A run of the path the
-// agile arm took gets what the agile arm got, but where a Unavailable
-// answer's slot is held until the next tick; a run of a variant of the path
-// says what that part of the path cost.
+// agile arm took gets what the agile arm got, except where the limiter kept
+// a refused request's slot until its next tick (ConcurrencyLimiter.
+// Unavailable); a run of a variant of the path says what that part of the
+// path cost.
 func Scheduled(name string, path []LimitAt) InboundArm {
 	return InboundArm{Name: name, New: func(*Scenario) Admitter {
 		return &schedule{begin: time.Now(), path: path}
@@ -89,10 +90,10 @@ func WithoutProbes(path []LimitAt) []LimitAt {
 	return out
 }
 
-// Steady returns the path's limit averaged over time until end (the last
+// HeldAtMean returns the path's limit averaged over time until end (the last
 // step holds from its instant to end), rounded to whole slots, held from the
 // start.
-func Steady(path []LimitAt, end time.Duration) []LimitAt {
+func HeldAtMean(path []LimitAt, end time.Duration) []LimitAt {
 	var area float64
 	for i, p := range path {
 		next := end

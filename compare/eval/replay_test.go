@@ -27,7 +27,7 @@ func TestAPathReplayedGetsWhatTheLimiterGot(t *testing.T) {
 	}
 	// A different path gets something else: the replay reads its path.
 	var steady Result
-	synctest.Test(t, func(t *testing.T) { steady = RunInbound(&sc, Scheduled("steady", Steady(path, sc.Duration))) })
+	synctest.Test(t, func(t *testing.T) { steady = RunInbound(&sc, Scheduled("steady", HeldAtMean(path, sc.Duration))) })
 	if steady.Good == law.Good {
 		t.Fatalf("the path's mean held steady got exactly what the path got (%d)", law.Good)
 	}
@@ -50,8 +50,8 @@ func TestPathVariants(t *testing.T) {
 		t.Errorf("WithoutProbes changed its argument")
 	}
 	// 40·0.1 + 20·0.1 + 12·0.2 + 24·0.1 + 30·0.5 = 25.8 over 1 s.
-	if s := Steady(path, time.Second); len(s) != 1 || s[0].Limit != 26 || s[0].At != 0 {
-		t.Errorf("Steady = %+v, want 26 from 0", s)
+	if s := HeldAtMean(path, time.Second); len(s) != 1 || s[0].Limit != 26 || s[0].At != 0 {
+		t.Errorf("HeldAtMean = %+v, want 26 from 0", s)
 	}
 	sched := &schedule{path: path}
 	for _, c := range []struct {

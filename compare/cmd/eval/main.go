@@ -324,7 +324,7 @@ func runReplay(t *testing.T, sc *eval.Scenario) {
 		r, path = eval.RecordPath(sc)
 		show("agile", r)
 	})
-	steady := eval.Steady(path, sc.Duration)
+	steady := eval.HeldAtMean(path, sc.Duration)
 	for _, v := range []struct {
 		name string
 		path []eval.LimitAt
