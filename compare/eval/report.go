@@ -110,10 +110,7 @@ func writeDepth(w io.Writer, s Summary) {
 		"oscillation) or, above 1, gained by following a trace no fixed policy follows.\n\n")
 	fmt.Fprintf(w, "| direction | arm | depth: median | p10 | worst | motion: median | p10 | worst |\n")
 	fmt.Fprintf(w, "|---|---|---|---|---|---|---|---|\n")
-	for _, d := range []struct {
-		name string
-		arms []ArmSummary
-	}{{"outbound", s.Outbound}, {"inbound", s.Inbound}} {
+	for _, d := range s.directions() {
 		for _, a := range d.arms {
 			fmt.Fprintf(w, "| %s | %s | %.2f | %.2f | %.2f | %.2f | %.2f | %.2f |\n", d.name, a.Arm,
 				a.Depth.Median, a.Depth.P10, a.Depth.Worst, a.Motion.Median, a.Motion.P10, a.Motion.Worst)
@@ -168,10 +165,7 @@ func title(s string) string { return strings.ToUpper(s[:1]) + s[1:] }
 
 // WriteText writes s compactly: one line per direction and arm.
 func WriteText(w io.Writer, s Summary) {
-	for _, d := range []struct {
-		name string
-		arms []ArmSummary
-	}{{"outbound", s.Outbound}, {"inbound", s.Inbound}} {
+	for _, d := range s.directions() {
 		for _, a := range d.arms {
 			if a.N == 0 {
 				continue // a direction not run (the command's -direction)
@@ -204,4 +198,16 @@ func WriteRows(w io.Writer, rep Report) {
 			fmt.Fprintf(w, "  %-12s goodput %8s/s inside %5.1f%% at %g (bar %.1f%%)\n", "oracle", num(o.Goodput), 100*o.Inside, r.Param, 100*r.InsideBar)
 		}
 	}
+}
+
+// direction is one direction's arms of a Summary, named for a table.
+type direction struct {
+	name string
+	arms []ArmSummary
+}
+
+// directions returns s's arms by direction, outbound first, as the tables
+// list them.
+func (s Summary) directions() []direction {
+	return []direction{{"outbound", s.Outbound}, {"inbound", s.Inbound}}
 }

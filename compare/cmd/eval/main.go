@@ -171,8 +171,12 @@ func main() {
 			name = *replay
 		}
 		sc, err := eval.ScenarioByName(name)
-		if err != nil || *replay != "" && sc.Direction != eval.Inbound {
-			fmt.Fprintln(os.Stderr, "eval: -replay wants an inbound scenario:", err)
+		if err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			os.Exit(2)
+		}
+		if *replay != "" && sc.Direction != eval.Inbound {
+			fmt.Fprintf(os.Stderr, "eval: -replay %s: a semaphore's path is replayed, and %s is outbound\n", name, name)
 			os.Exit(2)
 		}
 		traced = sc
