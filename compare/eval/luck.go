@@ -22,6 +22,10 @@ type Luck struct {
 	// KnownOutbound and KnownInbound are what a fixed share or limit that
 	// knows its scenario but not its draw gets (KnownLuck).
 	KnownOutbound, KnownInbound KnownLuck
+	// HindOutbound and HindInbound are each draw's Hindsight: what the
+	// best fixed point of each run gets, chosen on the run, by the
+	// oracle's rule and by the user's p99.
+	HindOutbound, HindInbound []Hindsight
 }
 
 // KnownLuck is what a fixed share (outbound) or limit (inbound) that knows
@@ -131,7 +135,33 @@ func LuckOf(reps []Report) (Luck, error) {
 	out := mapEv(reps, func(r Report) Evaluation { return r.Outbound })
 	l.KnownOutbound = knownLuck(out, slices.Index(out[0].Arms, "agile"), -1)
 	l.KnownInbound = knownLuck(in, a, f)
+	for d := range reps {
+		l.HindOutbound = append(l.HindOutbound, out[d].Hindsight())
+		l.HindInbound = append(l.HindInbound, in[d].Hindsight())
+	}
 	return l, nil
+}
+
+// hindByDirection is one direction's Hindsight per draw, with the
+// direction's name and what its fixed point is.
+type hindByDirection struct {
+	name, point string
+	h           []Hindsight
+}
+
+// hind returns both directions' Hindsight, outbound first; a direction
+// not run has no runs.
+func (l Luck) hind() []hindByDirection {
+	return []hindByDirection{{"outbound", "share", l.HindOutbound}, {"inbound", "limit", l.HindInbound}}
+}
+
+// hindCounts returns one count of hs per draw, as f reads it.
+func hindCounts(hs []Hindsight, f func(Hindsight) int) []int {
+	out := make([]int, len(hs))
+	for i, h := range hs {
+		out[i] = f(h)
+	}
+	return out
 }
 
 // knownByDirection is one direction's KnownLuck, with the direction's name
@@ -393,6 +423,24 @@ func WriteLuckText(w io.Writer, l Luck) {
 		}
 		fmt.Fprintf(w, "; runs by kind: %s\n", d.k.kindsText())
 	}
+	for _, d := range l.hind() {
+		if len(d.h) == 0 || d.h[0].Runs == 0 {
+			continue
+		}
+		fmt.Fprintf(w, "%-8s each run's best fixed %s, chosen on the run: one keeps the p99 inside the SLO in %s of %d, and the best of those meets the goal in %s",
+			d.name, d.point, joinInts(hindCounts(d.h, func(h Hindsight) int { return h.Kept })), d.h[0].Runs,
+			joinInts(hindCounts(d.h, func(h Hindsight) int { return h.KeptMet })))
+		if d.h[0].OracleAtFailsafe >= 0 {
+			fmt.Fprintf(w, "; at least failsafe-go's goodput: the oracle in %s, the best that keeps the p99 in %s",
+				joinInts(hindCounts(d.h, func(h Hindsight) int { return h.OracleAtFailsafe })),
+				joinInts(hindCounts(d.h, func(h Hindsight) int { return h.KeptAtFailsafe })))
+			if d.h[0].AgileKeptAtFailsafe >= 0 {
+				fmt.Fprintf(w, " (agile, in the runs where one keeps it, %s)",
+					joinInts(hindCounts(d.h, func(h Hindsight) int { return h.AgileKeptAtFailsafe })))
+			}
+		}
+		fmt.Fprintln(w)
+	}
 	if p := l.Parity; p != nil {
 		fmt.Fprintf(w, "inbound  agile ≥ failsafe-go in %s of %d draw by draw, %d on the means, %d flip between draws; "+
 			"failsafe-go ≥ %.2f of the oracle in %d, agile ≥ it there in %d (means there %.3f and %.3f); one run's difference ± %.3f; "+
@@ -423,6 +471,12 @@ func WriteLuckMarkdown(w io.Writer, l Luck, first uint64) {
 			fmt.Fprintf(w, "| %s | a fixed %s that knows its scenario | %s of %d | | | |\n", d.name, d.point, joinInts(d.k.Met), d.k.N)
 		}
 	}
+	for _, d := range l.hind() {
+		if len(d.h) > 0 && d.h[0].Runs > 0 {
+			fmt.Fprintf(w, "| %s | each run's best fixed %s that keeps the p99, chosen on the run | %s of %d | | | |\n", d.name, d.point,
+				joinInts(hindCounts(d.h, func(h Hindsight) int { return h.KeptMet })), d.h[0].Runs)
+		}
+	}
 	fmt.Fprintf(w, "\n*A fixed share or limit that knows its scenario* is not an arm: for each scenario and draw it is the point "+
 		"of the oracle's sweep with the best mean goodput over the other draws, among those whose mean inside there reaches "+
 		"their bar, judged on this draw. It knows all a scenario's statistics can teach and none of the run's luck; a target "+
@@ -448,6 +502,37 @@ func WriteLuckMarkdown(w io.Writer, l Luck, first uint64) {
 				joinInts(k.AtFailsafe), k.N)
 		}
 	}
+	writeHindMarkdown(w, l)
+}
+
+// writeHindMarkdown writes l's Hindsight as a paragraph of the page.
+func writeHindMarkdown(w io.Writer, l Luck) {
+	var parts []string
+	for _, d := range l.hind() {
+		if len(d.h) == 0 || d.h[0].Runs == 0 {
+			continue
+		}
+		s := fmt.Sprintf("%s, a fixed %s keeps the p99 inside the SLO in %s of %d runs draw by draw, and the best of them meets the goal in %s",
+			firstUpper(d.name), d.point, joinInts(hindCounts(d.h, func(h Hindsight) int { return h.Kept })), d.h[0].Runs,
+			joinInts(hindCounts(d.h, func(h Hindsight) int { return h.KeptMet })))
+		if d.h[0].OracleAtFailsafe >= 0 {
+			s += fmt.Sprintf("; it gets at least failsafe-go's goodput in %s, and the oracle itself in %s",
+				joinInts(hindCounts(d.h, func(h Hindsight) int { return h.KeptAtFailsafe })),
+				joinInts(hindCounts(d.h, func(h Hindsight) int { return h.OracleAtFailsafe })))
+			if d.h[0].AgileKeptAtFailsafe >= 0 {
+				s += fmt.Sprintf("; in the runs where such a %s exists, `agile` gets at least failsafe-go's goodput in %s",
+					d.point, joinInts(hindCounts(d.h, func(h Hindsight) int { return h.AgileKeptAtFailsafe })))
+			}
+		}
+		parts = append(parts, s+".")
+	}
+	if len(parts) == 0 {
+		return
+	}
+	fmt.Fprintf(w, "*Each run's best fixed point, chosen on the run* (`eval.Hindsight`): the point of the oracle's sweep with the most "+
+		"goodput among those whose p99 is inside the SLO, the target `agile` keeps (SPEC §3), where the goal's bar is 90%% "+
+		"inside. It knows the run it is scored on, as the oracle does; a law that keeps the p99 gets past it only by moving "+
+		"where a fixed point cannot. %s\n\n", strings.Join(parts, " "))
 }
 
 // firstUpper returns s with its first letter upper-case.
