@@ -1,7 +1,6 @@
 package eval
 
 import (
-	"bytes"
 	"strings"
 	"testing"
 	"time"
@@ -95,21 +94,14 @@ func TestHindsightInTheLuckReport(t *testing.T) {
 	if len(l.HindInbound) != 2 || l.HindInbound[1].KeptAtFailsafe != 0 || l.HindInbound[0].KeptAtFailsafe != 1 {
 		t.Errorf("hindsight per draw = %+v; want failsafe-go matched by the p99's limit in 1, then 0", l.HindInbound)
 	}
-	var buf bytes.Buffer
-	WriteLuckText(&buf, l)
-	WriteLuckMarkdown(&buf, l, 0)
-	for _, want := range []string{
-		"inbound  each run's best fixed limit, chosen on the run: one keeps the p99 inside the SLO in 3, 3 of 4, and the best of those meets the goal in 2, 2; " +
+	page := luckPage(l)
+	mustSay(t, page,
+		"inbound  each run's best fixed limit, chosen on the run: one keeps the p99 inside the SLO in 3, 3 of 4, and the best of those meets the goal in 2, 2; "+
 			"at least failsafe-go's goodput: the oracle in 3, 2, the best that keeps the p99 in 1, 0 (agile, in the runs where one keeps it, 1, 0)",
 		"| inbound | each run's best fixed limit that keeps the p99, chosen on the run | 2, 2 of 4 |",
-		"Inbound, a fixed limit keeps the p99 inside the SLO in 3, 3 of 4 runs draw by draw, and the best of them meets the goal in 2, 2; " +
-			"it gets at least failsafe-go's goodput in 1, 0, and the oracle itself in 3, 2; in the runs where such a limit exists, `agile` gets at least failsafe-go's goodput in 1, 0.",
-	} {
-		if !strings.Contains(buf.String(), want) {
-			t.Errorf("report lacks %q:\n%s", want, buf.String())
-		}
-	}
-	if strings.Contains(buf.String(), "outbound each run's") || strings.Contains(buf.String(), "Outbound, a fixed share") {
-		t.Errorf("report has hindsight for a direction not run:\n%s", buf.String())
+		"Inbound, a fixed limit keeps the p99 inside the SLO in 3, 3 of 4 runs draw by draw, and the best of them meets the goal in 2, 2; "+
+			"it gets at least failsafe-go's goodput in 1, 0, and the oracle itself in 3, 2; in the runs where such a limit exists, `agile` gets at least failsafe-go's goodput in 1, 0.")
+	if strings.Contains(page, "outbound each run's") || strings.Contains(page, "Outbound, a fixed share") {
+		t.Errorf("report has hindsight for a direction not run:\n%s", page)
 	}
 }

@@ -59,14 +59,25 @@ func TestLuckOf(t *testing.T) {
 	if p.Behind != 2 || p.PastP99 != 1 {
 		t.Errorf("failsafe-go ahead in %d runs, %d of them past the p99; want 2 and 1", p.Behind, p.PastP99)
 	}
+	mustSay(t, luckPage(l), "meets 2, 1 of 3 (on every draw 1, on any 2)", "2 flip between draws", "| inbound | agile | 2, 1 of 3 | 1 | 2 |",
+		"failsafe-go ahead in 2 runs, under 99% inside in 1 of them", "(means there 0.980 and 0.975)",
+		"(there `agile` averages 0.980 of the oracle, failsafe-go 0.975)", "Of the 2 runs (a scenario on one draw) in which failsafe-go got more through, it answered less than 99% of what it admitted inside the SLO in 1")
+}
+
+// luckPage is l as the command prints it and as the page says it.
+func luckPage(l Luck) string {
 	var buf bytes.Buffer
 	WriteLuckText(&buf, l)
 	WriteLuckMarkdown(&buf, l, 0)
-	for _, want := range []string{"meets 2, 1 of 3 (on every draw 1, on any 2)", "2 flip between draws", "| inbound | agile | 2, 1 of 3 | 1 | 2 |",
-		"failsafe-go ahead in 2 runs, under 99% inside in 1 of them", "(means there 0.980 and 0.975)",
-		"(there `agile` averages 0.980 of the oracle, failsafe-go 0.975)", "Of the 2 runs (a scenario on one draw) in which failsafe-go got more through, it answered less than 99% of what it admitted inside the SLO in 1"} {
-		if !strings.Contains(buf.String(), want) {
-			t.Errorf("report lacks %q:\n%s", want, buf.String())
+	return buf.String()
+}
+
+// mustSay reports each of wants that page does not say.
+func mustSay(t *testing.T, page string, wants ...string) {
+	t.Helper()
+	for _, want := range wants {
+		if !strings.Contains(page, want) {
+			t.Errorf("report lacks %q:\n%s", want, page)
 		}
 	}
 }
@@ -193,21 +204,14 @@ func TestKnownLuck(t *testing.T) {
 	if l.KnownOutbound.N != 0 || l.KnownOutbound.AtFailsafe != nil || l.KnownOutbound.Kinds != nil {
 		t.Errorf("outbound known = %+v; want nothing (no outbound rows, no failsafe-go)", l.KnownOutbound)
 	}
-	var buf bytes.Buffer
-	WriteLuckText(&buf, l)
-	WriteLuckMarkdown(&buf, l, 0)
-	for _, want := range []string{
-		"inbound  a fixed limit that knows its scenario (chosen on the other draws) meets 1, 1, 0 of 2, at least failsafe-go's goodput in 0, 1, 1; " +
+	page := luckPage(l)
+	mustSay(t, page,
+		"inbound  a fixed limit that knows its scenario (chosen on the other draws) meets 1, 1, 0 of 2, at least failsafe-go's goodput in 0, 1, 1; "+
 			"runs by kind: FIFO, 2 servers or more 2 of 3 (agile 0), processor shared past a knee 0 of 3 (agile 3)",
 		"| inbound | a fixed limit that knows its scenario | 1, 1, 0 of 2 |",
 		"Inbound, the runs it meets the goal in by kind of resource: FIFO, 2 servers or more 2 of 3 (agile 0), processor shared past a knee 0 of 3 (agile 3).",
-		"A fixed limit that knows its scenario gets at least failsafe-go's goodput in 0, 1, 1 of 2 scenarios draw by draw.",
-	} {
-		if !strings.Contains(buf.String(), want) {
-			t.Errorf("report lacks %q:\n%s", want, buf.String())
-		}
-	}
-	if strings.Contains(buf.String(), "outbound a fixed share") {
-		t.Errorf("report has a known share for a direction not run:\n%s", buf.String())
+		"A fixed limit that knows its scenario gets at least failsafe-go's goodput in 0, 1, 1 of 2 scenarios draw by draw.")
+	if strings.Contains(page, "outbound a fixed share") {
+		t.Errorf("report has a known share for a direction not run:\n%s", page)
 	}
 }
