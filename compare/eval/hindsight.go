@@ -1,6 +1,10 @@
 package eval
 
-import "slices"
+import (
+	"fmt"
+	"slices"
+	"strings"
+)
 
 // Hindsight is what the best point of the oracle's sweep gets in each run of
 // an evaluation when it is chosen on that run itself, under two rules. The
@@ -27,6 +31,20 @@ type Hindsight struct {
 	// "agile" got at least failsafe-go's goodput: the law beside the point
 	// where a point that keeps the p99 exists (−1 without both arms).
 	AgileKeptAtFailsafe int
+	// Kinds splits the Kept runs by kind of resource (ResourceKind), in
+	// resourceKinds' order, kinds without such runs left out: where the
+	// law's own gap to the point that keeps the p99 lies.
+	Kinds []HindKind
+}
+
+// HindKind is one kind of resource's runs in which a point keeps the p99.
+type HindKind struct {
+	Kind string
+	// Kept counts the kind's runs in which some point keeps the p99;
+	// AtFailsafe those where the best such point gets at least
+	// failsafe-go's goodput, and Agile those where the arm "agile" does
+	// (both −1 without those arms).
+	Kept, AtFailsafe, Agile int
 }
 
 // keptPoint returns the index, in r's sweep, of the point with the most
@@ -56,6 +74,11 @@ func (ev Evaluation) Hindsight() Hindsight {
 			h.AgileKeptAtFailsafe = 0
 		}
 	}
+	kinds := make([]HindKind, len(resourceKinds))
+	for j, kind := range resourceKinds {
+		// The counts start where h's do: 0, or −1 without the arms.
+		kinds[j] = HindKind{Kind: kind, AtFailsafe: h.KeptAtFailsafe, Agile: h.AgileKeptAtFailsafe}
+	}
 	for i := range ev.Rows {
 		r := &ev.Rows[i]
 		if f >= 0 && atLeast(Cell{Result: r.Oracle}, r.Cells[f]) {
@@ -65,7 +88,9 @@ func (ev Evaluation) Hindsight() Hindsight {
 		if p < 0 {
 			continue
 		}
+		k := &kinds[slices.Index(resourceKinds, ResourceKind(&r.Scenario))]
 		h.Kept++
+		k.Kept++
 		c := Cell{Result: r.Sweep[p]}
 		r.judgeCell(&c)
 		if c.Meets {
@@ -73,10 +98,70 @@ func (ev Evaluation) Hindsight() Hindsight {
 		}
 		if f >= 0 && atLeast(c, r.Cells[f]) {
 			h.KeptAtFailsafe++
+			k.AtFailsafe++
 		}
 		if a >= 0 && f >= 0 && atLeast(r.Cells[a], r.Cells[f]) {
 			h.AgileKeptAtFailsafe++
+			k.Agile++
+		}
+	}
+	for _, k := range kinds {
+		if k.Kept > 0 {
+			h.Kinds = append(h.Kinds, k)
 		}
 	}
 	return h
+}
+
+// hindKinds pools hs' kinds over the draws, in resourceKinds' order.
+func hindKinds(hs []Hindsight) []HindKind {
+	var out []HindKind
+	for _, kind := range resourceKinds {
+		var sum HindKind
+		found := false
+		for _, h := range hs {
+			for _, k := range h.Kinds {
+				if k.Kind != kind {
+					continue
+				}
+				if !found {
+					sum, found = HindKind{Kind: kind}, true
+					if k.AtFailsafe < 0 {
+						sum.AtFailsafe = -1
+					}
+					if k.Agile < 0 {
+						sum.Agile = -1
+					}
+				}
+				sum.Kept += k.Kept
+				if sum.AtFailsafe >= 0 {
+					sum.AtFailsafe += k.AtFailsafe
+				}
+				if sum.Agile >= 0 {
+					sum.Agile += k.Agile
+				}
+			}
+		}
+		if found {
+			out = append(out, sum)
+		}
+	}
+	return out
+}
+
+// hindKindsText says the pooled kinds as "kind n (the limit a, agile b)",
+// joined; empty without failsafe-go.
+func hindKindsText(hs []Hindsight) string {
+	var parts []string
+	for _, k := range hindKinds(hs) {
+		if k.AtFailsafe < 0 {
+			return ""
+		}
+		s := fmt.Sprintf("%s %d (the best that keeps it %d", k.Kind, k.Kept, k.AtFailsafe)
+		if k.Agile >= 0 {
+			s += fmt.Sprintf(", agile %d", k.Agile)
+		}
+		parts = append(parts, s+")")
+	}
+	return strings.Join(parts, ", ")
 }

@@ -438,6 +438,9 @@ func WriteLuckText(w io.Writer, l Luck) {
 				fmt.Fprintf(w, " (agile, in the runs where one keeps it, %s)",
 					joinInts(hindCounts(d.h, func(h Hindsight) int { return h.AgileKeptAtFailsafe })))
 			}
+			if k := hindKindsText(d.h); k != "" {
+				fmt.Fprintf(w, "; at least failsafe-go's, by kind, of the runs where one keeps it (draws pooled): %s", k)
+			}
 		}
 		fmt.Fprintln(w)
 	}
@@ -522,6 +525,9 @@ func writeHindMarkdown(w io.Writer, l Luck) {
 			if d.h[0].AgileKeptAtFailsafe >= 0 {
 				s += fmt.Sprintf("; in the runs where such a %s exists, `agile` gets at least failsafe-go's goodput in %s",
 					d.point, joinInts(hindCounts(d.h, func(h Hindsight) int { return h.AgileKeptAtFailsafe })))
+			}
+			if k := hindKindsText(d.h); k != "" {
+				s += fmt.Sprintf(" (by kind of resource, over the draws: %s)", k)
 			}
 		}
 		parts = append(parts, s+".")
