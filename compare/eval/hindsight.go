@@ -8,8 +8,8 @@ import (
 
 // Hindsight is what the best point of the oracle's sweep gets in each run of
 // an evaluation when it is chosen on that run itself, under two rules. The
-// oracle's: the most goodput among the points that keep the goal's bar of
-// inside share (Row.Oracle). The user's: the most goodput among the points
+// oracle's: the most goodput, answers inside the SLO, at any inside share
+// (Row.Oracle). The user's: the most goodput among the points
 // whose p99 is inside the SLO, the target the law keeps (SPEC §3: "p99 above
 // SLOTarget is always congestion"; the goal's bar is 90% inside). No fixed
 // point gets more than the first in its run, so a target it misses no fixed
@@ -113,38 +113,29 @@ func (ev Evaluation) Hindsight() Hindsight {
 	return h
 }
 
-// hindKinds pools hs' kinds over the draws, in resourceKinds' order.
+// hindKinds pools hs' kinds over the draws, in resourceKinds' order; the
+// counts against failsafe-go are −1 if the draws have no such arm.
 func hindKinds(hs []Hindsight) []HindKind {
 	var out []HindKind
 	for _, kind := range resourceKinds {
-		var sum HindKind
-		found := false
+		sum := HindKind{Kind: kind}
 		for _, h := range hs {
 			for _, k := range h.Kinds {
-				if k.Kind != kind {
-					continue
-				}
-				if !found {
-					sum, found = HindKind{Kind: kind}, true
-					if k.AtFailsafe < 0 {
-						sum.AtFailsafe = -1
-					}
-					if k.Agile < 0 {
-						sum.Agile = -1
-					}
-				}
-				sum.Kept += k.Kept
-				if sum.AtFailsafe >= 0 {
-					sum.AtFailsafe += k.AtFailsafe
-				}
-				if sum.Agile >= 0 {
-					sum.Agile += k.Agile
+				if k.Kind == kind {
+					sum.Kept, sum.AtFailsafe, sum.Agile = sum.Kept+k.Kept, sum.AtFailsafe+k.AtFailsafe, sum.Agile+k.Agile
 				}
 			}
 		}
-		if found {
-			out = append(out, sum)
+		if sum.Kept == 0 {
+			continue
 		}
+		if hs[0].KeptAtFailsafe < 0 {
+			sum.AtFailsafe = -1
+		}
+		if hs[0].AgileKeptAtFailsafe < 0 {
+			sum.Agile = -1
+		}
+		out = append(out, sum)
 	}
 	return out
 }

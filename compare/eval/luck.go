@@ -155,13 +155,16 @@ func (l Luck) hind() []hindByDirection {
 	return []hindByDirection{{"outbound", "share", l.HindOutbound}, {"inbound", "limit", l.HindInbound}}
 }
 
-// hindCounts returns one count of hs per draw, as f reads it.
-func hindCounts(hs []Hindsight, f func(Hindsight) int) []int {
-	out := make([]int, len(hs))
-	for i, h := range hs {
+// ran reports whether the direction's scenarios were run.
+func (d hindByDirection) ran() bool { return len(d.h) > 0 && d.h[0].Runs > 0 }
+
+// per says one count of each draw's Hindsight, as f reads it, joined.
+func (d hindByDirection) per(f func(Hindsight) int) string {
+	out := make([]int, len(d.h))
+	for i, h := range d.h {
 		out[i] = f(h)
 	}
-	return out
+	return joinInts(out)
 }
 
 // knownByDirection is one direction's KnownLuck, with the direction's name
@@ -424,19 +427,19 @@ func WriteLuckText(w io.Writer, l Luck) {
 		fmt.Fprintf(w, "; runs by kind: %s\n", d.k.kindsText())
 	}
 	for _, d := range l.hind() {
-		if len(d.h) == 0 || d.h[0].Runs == 0 {
+		if !d.ran() {
 			continue
 		}
 		fmt.Fprintf(w, "%-8s each run's best fixed %s, chosen on the run: one keeps the p99 inside the SLO in %s of %d, and the best of those meets the goal in %s",
-			d.name, d.point, joinInts(hindCounts(d.h, func(h Hindsight) int { return h.Kept })), d.h[0].Runs,
-			joinInts(hindCounts(d.h, func(h Hindsight) int { return h.KeptMet })))
+			d.name, d.point, d.per(func(h Hindsight) int { return h.Kept }), d.h[0].Runs,
+			d.per(func(h Hindsight) int { return h.KeptMet }))
 		if d.h[0].OracleAtFailsafe >= 0 {
 			fmt.Fprintf(w, "; at least failsafe-go's goodput: the oracle in %s, the best that keeps the p99 in %s",
-				joinInts(hindCounts(d.h, func(h Hindsight) int { return h.OracleAtFailsafe })),
-				joinInts(hindCounts(d.h, func(h Hindsight) int { return h.KeptAtFailsafe })))
+				d.per(func(h Hindsight) int { return h.OracleAtFailsafe }),
+				d.per(func(h Hindsight) int { return h.KeptAtFailsafe }))
 			if d.h[0].AgileKeptAtFailsafe >= 0 {
 				fmt.Fprintf(w, " (agile, in the runs where one keeps it, %s)",
-					joinInts(hindCounts(d.h, func(h Hindsight) int { return h.AgileKeptAtFailsafe })))
+					d.per(func(h Hindsight) int { return h.AgileKeptAtFailsafe }))
 			}
 			if k := hindKindsText(d.h); k != "" {
 				fmt.Fprintf(w, "; at least failsafe-go's, by kind, of the runs where one keeps it (draws pooled): %s", k)
@@ -475,9 +478,9 @@ func WriteLuckMarkdown(w io.Writer, l Luck, first uint64) {
 		}
 	}
 	for _, d := range l.hind() {
-		if len(d.h) > 0 && d.h[0].Runs > 0 {
+		if d.ran() {
 			fmt.Fprintf(w, "| %s | each run's best fixed %s that keeps the p99, chosen on the run | %s of %d | | | |\n", d.name, d.point,
-				joinInts(hindCounts(d.h, func(h Hindsight) int { return h.KeptMet })), d.h[0].Runs)
+				d.per(func(h Hindsight) int { return h.KeptMet }), d.h[0].Runs)
 		}
 	}
 	fmt.Fprintf(w, "\n*A fixed share or limit that knows its scenario* is not an arm: for each scenario and draw it is the point "+
@@ -512,19 +515,19 @@ func WriteLuckMarkdown(w io.Writer, l Luck, first uint64) {
 func writeHindMarkdown(w io.Writer, l Luck) {
 	var parts []string
 	for _, d := range l.hind() {
-		if len(d.h) == 0 || d.h[0].Runs == 0 {
+		if !d.ran() {
 			continue
 		}
 		s := fmt.Sprintf("%s, a fixed %s keeps the p99 inside the SLO in %s of %d runs draw by draw, and the best of them meets the goal in %s",
-			firstUpper(d.name), d.point, joinInts(hindCounts(d.h, func(h Hindsight) int { return h.Kept })), d.h[0].Runs,
-			joinInts(hindCounts(d.h, func(h Hindsight) int { return h.KeptMet })))
+			firstUpper(d.name), d.point, d.per(func(h Hindsight) int { return h.Kept }), d.h[0].Runs,
+			d.per(func(h Hindsight) int { return h.KeptMet }))
 		if d.h[0].OracleAtFailsafe >= 0 {
 			s += fmt.Sprintf("; it gets at least failsafe-go's goodput in %s, and the oracle itself in %s",
-				joinInts(hindCounts(d.h, func(h Hindsight) int { return h.KeptAtFailsafe })),
-				joinInts(hindCounts(d.h, func(h Hindsight) int { return h.OracleAtFailsafe })))
+				d.per(func(h Hindsight) int { return h.KeptAtFailsafe }),
+				d.per(func(h Hindsight) int { return h.OracleAtFailsafe }))
 			if d.h[0].AgileKeptAtFailsafe >= 0 {
 				s += fmt.Sprintf("; in the runs where such a %s exists, `agile` gets at least failsafe-go's goodput in %s",
-					d.point, joinInts(hindCounts(d.h, func(h Hindsight) int { return h.AgileKeptAtFailsafe })))
+					d.point, d.per(func(h Hindsight) int { return h.AgileKeptAtFailsafe }))
 			}
 			if k := hindKindsText(d.h); k != "" {
 				s += fmt.Sprintf(" (by kind of resource, over the draws: %s)", k)
