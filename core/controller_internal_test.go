@@ -116,8 +116,11 @@ func TestModelWaitANarrowerWindowLeftHoldsIt(t *testing.T) {
 	// lost capacity, with the calls in flight under its knee): the wait
 	// is there at any window. Vegas narrows the window while the wait may
 	// be its queue; once a third narrower has left nine tenths of it, the
-	// window holds instead of starving. When the latency comes back to
-	// the floor, Vegas grows it again.
+	// window holds instead of starving, and Vegas reads the wait above
+	// that one: the same wait widens the window again, a wait that grows
+	// narrows it, and the accepted wait does not grow with it. When the
+	// latency comes back to the floor, Vegas reads the wait from the
+	// floor again.
 	c := newSemaphore(t, ConcurrencyConfig{MaxLimit: 100, InitialLimit: 30})
 	c.cold = false
 	feed(c, 100, 20*ms, 0, true) // the floor: 20 ms
@@ -133,11 +136,33 @@ func TestModelWaitANarrowerWindowLeftHoldsIt(t *testing.T) {
 	if c.w != held || c.w >= unmovedShare*30 || c.w < 0.5*30*unmovedShare {
 		t.Fatalf("held at %.1f (was %.1f); want the first window under two thirds of 30", c.w, held)
 	}
-	feed(c, int(c.w*2), 50*ms, 0, true)
-	expect(t, c, "still held", held, decUnmoved)
+	accepted := c.accepted
+	if accepted <= 0 {
+		t.Fatalf("accepted wait %v; want the round's", accepted)
+	}
+	for range 10 {
+		feed(c, int(c.w*2), 50*ms, 0, true)
+		if c.view.decision != decWindow {
+			t.Fatalf("the same wait again: %v; want Vegas' step from the wait it accepted", c.view.decision)
+		}
+	}
+	if c.w < 30 {
+		t.Fatalf("window %.1f after 10 rounds of the wait it accepted; want it widened back past the 30 calls it held before", c.w)
+	}
+	wide := c.w
+	for range 20 {
+		feed(c, int(c.w*2), 120*ms, 0, true) // a queue on top of the slower resource
+	}
+	if c.w >= wide*unmovedShare {
+		t.Errorf("window %.1f after 20 rounds of a wait growing past the accepted one; want it narrowed from %.1f", c.w, wide)
+	}
+	if c.accepted != accepted {
+		t.Errorf("accepted wait %v after the wait grew; want it where it was, %v", c.accepted, accepted)
+	}
+	narrow := c.w
 	feed(c, int(c.w*5), 20*ms, 0, true)
-	if c.view.decision != decWindow || c.w <= held {
-		t.Errorf("back at the floor: %v, window %.1f; want Vegas to grow it past %.1f", c.view.decision, c.w, held)
+	if c.accepted != 0 || c.view.decision != decWindow || c.w <= narrow {
+		t.Errorf("back at the floor: accepted %v, %v, window %.1f; want the wait read from the floor, and Vegas to grow the window past %.1f", c.accepted, c.view.decision, c.w, narrow)
 	}
 }
 

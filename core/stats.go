@@ -48,7 +48,7 @@ type Stats struct {
 	// "startup" (doubling by rounds; after refusals, also a call for each
 	// answer without a queue), "regain" (doubling back after SLO cuts),
 	// "window" (TCP Vegas' step) or "unmoved" (a narrower window left the
-	// wait: held) or "knee" (the wider the window, the less got through,
+	// wait: held, and Vegas reads the wait above it until it passes) or "knee" (the wider the window, the less got through,
 	// and every call slower: narrowed by a tenth; or a floor probe's
 	// narrower window got 1.4 times as much through: kept) or "paused" (the
 	// dependency asked for a pause: see [Limiter.PauseUntil]) or "stalled"
