@@ -662,7 +662,7 @@ func (c *controller) decide(in tick) decision {
 		// two slow calls out, they were two of two past the SLO, and a
 		// window of 78 became one call (development in-142, the end of
 		// its run; TestModelCallsOutPastTheSLOWithNobodyWaitingAreNotABreach).
-		c.cold = false
+		c.cold, c.accepted = false, 0
 		if c.regain == 0 {
 			c.regain = refusedCut * c.w
 		}

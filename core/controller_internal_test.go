@@ -754,6 +754,7 @@ func TestModelCallsOutPastTheSLOAreABreach(t *testing.T) {
 	const slo = 500 * ms
 	c := newSemaphore(t, ConcurrencyConfig{MaxLimit: 100, InitialLimit: 40, SLOTarget: slo})
 	young := int(slo / c.s.tick)
+	c.accepted = float64(50 * ms) // a wait unmoved had accepted: a breach ends it
 	hold(c, 40, 40, 0, 0)
 	for i := 1; i < young; i++ {
 		hold(c, 0, 40, 0, 0)
@@ -763,6 +764,9 @@ func TestModelCallsOutPastTheSLOAreABreach(t *testing.T) {
 	// SLO ago: 40 calls past it, of 40; the window is 0.7 of them.
 	hold(c, 0, 40, 0, 0)
 	expect(t, c, "past the SLO", congestionCut*40, decSLO)
+	if c.accepted != 0 {
+		t.Errorf("accepted wait %v after the breach; want none: the window it was read at broke the SLO", c.accepted)
+	}
 	// The same calls still out are the same evidence: no second cut.
 	for range 2 * young {
 		hold(c, 0, 40, 0, 0)
