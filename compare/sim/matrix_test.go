@@ -137,9 +137,9 @@ var sloGoal = goal{0.90, 0.80}
 // draw for the worst of six (every draw) — so a change that loses more than
 // chance fails, and one that does not passes. Each shortfall is what
 // docs/controller-rewrite.md measures and explains: a level shift (benign-bump,
-// flapping latency) is read as a queue until a floor probe measures it, and
-// until then Vegas narrows the window (benign-bump's worst draw is 0.75 of the
-// oracle).
+// flapping latency) is read as a queue until a narrower window leaves the wait
+// where it was, and Vegas narrows the window until then (benign-bump's worst
+// draw is 0.75 of the oracle).
 var shortOf = map[string]goal{
 	"seed 1/benign-bump":            {0.90, 0.77}, // 95.8% ± 1.6 a draw, 0.852 ± 0.038
 	"seed 1/flapping-latency":       {0.86, 0.74}, // 93.2% ± 4.9, 0.810 ± 0.033
