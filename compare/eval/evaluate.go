@@ -277,6 +277,9 @@ type Dist struct {
 	Median, P10, Worst float64
 }
 
+// undefined is the Dist of no values where 0 would read as a figure.
+var undefined = Dist{math.NaN(), math.NaN(), math.NaN()}
+
 // distOf returns the median, the 10th percentile (nearest rank, from below)
 // and the minimum of vs.
 func distOf(vs []float64) Dist {
@@ -304,6 +307,7 @@ type ArmSummary struct {
 	// Depth and Motion are distributions of Row.DepthAndMotion over the
 	// scenarios where both are defined: how deep the arm kept the resource,
 	// against the oracle, and what it kept of a fixed policy that deep.
+	// NaN in every field where no scenario has them (no sweep).
 	Depth, Motion Dist
 }
 
@@ -335,6 +339,9 @@ func (ev Evaluation) Summarize() []ArmSummary {
 		}
 		s.OfOracle, s.Inside = distOf(of), distOf(in)
 		s.Depth, s.Motion = distOf(depth), distOf(motion)
+		if len(depth) == 0 {
+			s.Depth, s.Motion = undefined, undefined
+		}
 		out = append(out, s)
 	}
 	return out

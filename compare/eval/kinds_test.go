@@ -193,3 +193,26 @@ func TestSLOKind(t *testing.T) {
 		t.Errorf("by resource: %+v; want all 4 runs, the sweepless one too", k)
 	}
 }
+
+// Without a sweep there is no fixed policy to read depth and motion from:
+// the summary holds NaN and the page and the text print a dash, not 0.00.
+func TestDepthWithoutSweepsIsADash(t *testing.T) {
+	ev := eval.Evaluation{Direction: eval.Inbound, Arms: []string{"agile"}, Rows: []eval.Row{{
+		Scenario: eval.Scenario{Name: "in-1", Law: eval.FIFOExp, Servers: 1},
+		Cells:    []eval.Cell{{Result: eval.Result{Goodput: 5, Inside: 0.95}, OfOracle: 0.9, Meets: true}},
+		Oracle:   eval.Result{Goodput: 5.5, Inside: 0.96},
+	}}}
+	s := ev.Summarize()
+	if len(s) != 1 || !math.IsNaN(s[0].Depth.Median) || !math.IsNaN(s[0].Motion.Worst) {
+		t.Fatalf("summary without sweeps: %+v; want depth and motion NaN", s)
+	}
+	var page, text strings.Builder
+	eval.WriteMarkdown(&page, "test", eval.Report{Inbound: ev}, eval.Report{})
+	eval.WriteText(&text, eval.Report{Inbound: ev}.Summarize())
+	if !strings.Contains(page.String(), "| inbound | agile | — | — | — | — | — | — |") {
+		t.Errorf("the page's depth and motion without sweeps:\n%s", page.String())
+	}
+	if !strings.Contains(text.String(), "depth     median — p10 — worst — | motion median — p10 — worst —") {
+		t.Errorf("the text's depth and motion without sweeps:\n%s", text.String())
+	}
+}

@@ -112,8 +112,8 @@ func writeDepth(w io.Writer, s Summary) {
 	fmt.Fprintf(w, "|---|---|---|---|---|---|---|---|\n")
 	for _, d := range s.directions() {
 		for _, a := range d.arms {
-			fmt.Fprintf(w, "| %s | %s | %.2f | %.2f | %.2f | %.2f | %.2f | %.2f |\n", d.name, a.Arm,
-				a.Depth.Median, a.Depth.P10, a.Depth.Worst, a.Motion.Median, a.Motion.P10, a.Motion.Worst)
+			fmt.Fprintf(w, "| %s | %s | %s | %s | %s | %s | %s | %s |\n", d.name, a.Arm,
+				ratio(a.Depth.Median), ratio(a.Depth.P10), ratio(a.Depth.Worst), ratio(a.Motion.Median), ratio(a.Motion.P10), ratio(a.Motion.Worst))
 		}
 	}
 	fmt.Fprintln(w)
@@ -173,8 +173,8 @@ func WriteText(w io.Writer, s Summary) {
 			fmt.Fprintf(w, "%-8s %-12s of-oracle median %.2f p10 %.2f worst %.2f | inside median %5.1f%% p10 %5.1f%% worst %5.1f%% | goal %d/%d\n",
 				d.name, a.Arm, a.OfOracle.Median, a.OfOracle.P10, a.OfOracle.Worst,
 				100*a.Inside.Median, 100*a.Inside.P10, 100*a.Inside.Worst, a.Meets, a.N)
-			fmt.Fprintf(w, "%-8s %-12s depth     median %.2f p10 %.2f worst %.2f | motion median %.2f p10 %.2f worst %.2f\n",
-				"", "", a.Depth.Median, a.Depth.P10, a.Depth.Worst, a.Motion.Median, a.Motion.P10, a.Motion.Worst)
+			fmt.Fprintf(w, "%-8s %-12s depth     median %s p10 %s worst %s | motion median %s p10 %s worst %s\n",
+				"", "", ratio(a.Depth.Median), ratio(a.Depth.P10), ratio(a.Depth.Worst), ratio(a.Motion.Median), ratio(a.Motion.P10), ratio(a.Motion.Worst))
 		}
 	}
 	if !math.IsNaN(s.AgileAtLeastFailsafe) {
