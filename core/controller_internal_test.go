@@ -358,6 +358,31 @@ func TestModelSLOCutsAndLearnsTheTail(t *testing.T) {
 	}
 }
 
+func TestModelACutReadsAtLeastHalfAFilledWindowOut(t *testing.T) {
+	// The round in which the resource slowed: a tenth of the answers came
+	// back, most of them still at the fast latency. Little's law reads a
+	// fraction of the window out; a window demand filled had at least
+	// filledShare of it out, and the cut is from that. A window demand did
+	// not fill is read by Little's law alone.
+	slowed := mix(5, 20*ms, 5, 200*ms)
+	held := 100 * slowed.mean().Seconds() // 10 answers in 100 ms
+	for _, filled := range []bool{true, false} {
+		c := newSemaphore(t, ConcurrencyConfig{MaxLimit: 100, InitialLimit: 40, SLOTarget: 100 * ms})
+		c.cold = false
+		feed(c, 400, 20*ms, 0, true)
+		w := c.w
+		if held >= filledShare*w {
+			t.Fatalf("Little's law reads %.1f of a window of %.1f: not a thinned round", held, w)
+		}
+		c.step(tick{hist: slowed, saturated: filled, dt: 100 * ms, now: clock, completions: 10})
+		want := math.Round(congestionCut * held)
+		if filled {
+			want = math.Round(congestionCut * filledShare * w)
+		}
+		expect(t, c, fmt.Sprintf("breach, demand filled the window %v", filled), want, decSLO)
+	}
+}
+
 func TestModelTheStartupProbeIsItsPeriodsProbe(t *testing.T) {
 	// A window started wider than its clients measures the floor with half
 	// of what is in flight; the clock's probe of the same floor period
