@@ -112,11 +112,21 @@ func writeDepth(w io.Writer, s Summary) {
 	fmt.Fprintf(w, "|---|---|---|---|---|---|---|---|\n")
 	for _, d := range s.directions() {
 		for _, a := range d.arms {
-			fmt.Fprintf(w, "| %s | %s | %s | %s | %s | %s | %s | %s |\n", d.name, a.Arm,
-				ratio(a.Depth.Median), ratio(a.Depth.P10), ratio(a.Depth.Worst), ratio(a.Motion.Median), ratio(a.Motion.P10), ratio(a.Motion.Worst))
+			fmt.Fprintf(w, "| %s | %s | %s | %s | %s | %s | %s | %s |\n", append([]any{d.name, a.Arm}, a.depthAndMotion()...)...)
 		}
 	}
 	fmt.Fprintln(w)
+}
+
+// depthAndMotion is a's depth and motion, median, 10th percentile and
+// worst of each, as ratios (a dash where none is defined), for one line of
+// the page or the text.
+func (a ArmSummary) depthAndMotion() []any {
+	var out []any
+	for _, d := range []Dist{a.Depth, a.Motion} {
+		out = append(out, ratio(d.Median), ratio(d.P10), ratio(d.Worst))
+	}
+	return out
 }
 
 func writeNamed(w io.Writer, ev Evaluation, r Row) {
@@ -174,7 +184,7 @@ func WriteText(w io.Writer, s Summary) {
 				d.name, a.Arm, a.OfOracle.Median, a.OfOracle.P10, a.OfOracle.Worst,
 				100*a.Inside.Median, 100*a.Inside.P10, 100*a.Inside.Worst, a.Meets, a.N)
 			fmt.Fprintf(w, "%-8s %-12s depth     median %s p10 %s worst %s | motion median %s p10 %s worst %s\n",
-				"", "", ratio(a.Depth.Median), ratio(a.Depth.P10), ratio(a.Depth.Worst), ratio(a.Motion.Median), ratio(a.Motion.P10), ratio(a.Motion.Worst))
+				append([]any{"", ""}, a.depthAndMotion()...)...)
 		}
 	}
 	if !math.IsNaN(s.AgileAtLeastFailsafe) {
