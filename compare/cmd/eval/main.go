@@ -55,7 +55,7 @@
 //	go run ./compare/cmd/eval -set validation -draws 5 -sweeps /tmp/sweeps.json
 //
 // -trace runs one scenario (a named one, or out-N / in-N for the scenario
-// seed N draws, with /dK for its draw K: out-152/d2) with the project's limiter alone and prints what its
+// seed N draws, with /dK or -draw K for its draw K: out-152/d2) with the project's limiter alone and prints what its
 // controller read, held and decided at every tick, then the run's figures:
 // the way to see why a scenario of the evaluation misses its goal.
 //
@@ -99,7 +99,7 @@ func main() {
 	ablate := flag.String("ablate", "", "comma-separated rules of the law to turn off one at a time (a+b: both at once), or thresholds to set (name=value), with the figures each moves (needs -tags agilelimiter_ablate)")
 	replay := flag.String("replay", "", "run one inbound scenario (in-N, /dK for another draw) with the agile arm, then its limit's path through a fixed schedule: as it was, without its floor probes, and held at its mean")
 	trace := flag.String("trace", "", "run one scenario (a named one, out-N or in-N, /dK for another draw) with the agile arm alone and print its controller's every tick")
-	draw := flag.Uint64("draw", 0, "run the seed sets' scenarios on this draw of their randomness (0: their own, the one reports read): how far a figure moves between draws is how much of it is luck")
+	draw := flag.Uint64("draw", 0, "run the seed sets' scenarios on this draw of their randomness (0: their own, the one reports read): how far a figure moves between draws is how much of it is luck; with -trace or -replay, the draw of the scenario named")
 	draws := flag.Int("draws", 1, "run the seed sets on this many draws, from -draw on, and report what the figures keep from draw to draw (at least 2 for a report of luck)")
 	direction := flag.String("direction", "", "run only this direction's seeded scenarios, outbound or inbound (empty: both): a change to one limiter's side is judged in half the time")
 	cache := flag.String("sweeps", "", "JSON file to take the oracle's sweeps from and add new ones to (empty: none): the sweeps do not depend on the limiter, so tuning runs reuse them")
@@ -170,7 +170,7 @@ func main() {
 		if name == "" {
 			name = *replay
 		}
-		sc, err := eval.ScenarioByName(name)
+		sc, err := tracedScenario(name, *draw)
 		if err != nil {
 			fmt.Fprintln(os.Stderr, err)
 			os.Exit(2)
@@ -200,6 +200,27 @@ func main() {
 		}
 		return run(t, sets, *draws, arms, *cache, *n, *out, *verbose)
 	})
+}
+
+// tracedScenario is the scenario -trace or -replay names, on the draw -draw
+// names if the name gives none: -draw 2 -trace in-128 is in-128/d2, as the
+// evaluation's -draw 2 -v run lists it. A name whose draw differs from -draw,
+// or a named scenario (which has one draw) with -draw, is an error rather
+// than a run of another draw than the one asked for.
+func tracedScenario(name string, draw uint64) (eval.Scenario, error) {
+	sc, err := eval.ScenarioByName(name)
+	if err != nil || draw == 0 || sc.Draw == draw {
+		return sc, err
+	}
+	if sc.Draw != 0 {
+		return eval.Scenario{}, fmt.Errorf("eval: %s and -draw %d name two draws", name, draw)
+	}
+	for _, named := range eval.Named() {
+		if named.Name == name {
+			return eval.Scenario{}, fmt.Errorf("eval: %s is a named scenario, with one draw: drop -draw %d", name, draw)
+		}
+	}
+	return eval.ScenarioByName(fmt.Sprintf("%s/d%d", name, draw))
 }
 
 func splitNonEmpty(list string) []string {
