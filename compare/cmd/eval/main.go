@@ -55,9 +55,10 @@
 //	go run ./compare/cmd/eval -set validation -draws 5 -sweeps /tmp/sweeps.json
 //
 // -trace runs one scenario (a named one, or out-N / in-N for the scenario
-// seed N draws, with /dK or -draw K for its draw K: out-152/d2) with the project's limiter alone and prints what its
-// controller read, held and decided at every tick, then the run's figures:
-// the way to see why a scenario of the evaluation misses its goal.
+// seed N draws, with /dK or -draw K for its draw K: out-152/d2) with the
+// project's limiter alone and prints what its controller read, held and
+// decided at every tick, then the run's figures: the way to see why a
+// scenario of the evaluation misses its goal.
 //
 //	go run ./compare/cmd/eval -trace out-9
 //
@@ -97,8 +98,8 @@ func main() {
 	verbose := flag.Bool("v", false, "print every scenario's figures")
 	only := flag.String("arms", "", "comma-separated arms to run, e.g. agile,agile-slo (empty: all); the oracle always runs")
 	ablate := flag.String("ablate", "", "comma-separated rules of the law to turn off one at a time (a+b: both at once), or thresholds to set (name=value), with the figures each moves (needs -tags agilelimiter_ablate)")
-	replay := flag.String("replay", "", "run one inbound scenario (in-N, /dK for another draw) with the agile arm, then its limit's path through a fixed schedule: as it was, without its floor probes, and held at its mean")
-	trace := flag.String("trace", "", "run one scenario (a named one, out-N or in-N, /dK for another draw) with the agile arm alone and print its controller's every tick")
+	replay := flag.String("replay", "", "run one inbound scenario (in-N, /dK or -draw K for another draw) with the agile arm, then its limit's path through a fixed schedule: as it was, without its floor probes, and held at its mean")
+	trace := flag.String("trace", "", "run one scenario (a named one, out-N or in-N, /dK or -draw K for another draw) with the agile arm alone and print its controller's every tick")
 	draw := flag.Uint64("draw", 0, "run the seed sets' scenarios on this draw of their randomness (0: their own, the one reports read): how far a figure moves between draws is how much of it is luck; with -trace or -replay, the draw of the scenario named")
 	draws := flag.Int("draws", 1, "run the seed sets on this many draws, from -draw on, and report what the figures keep from draw to draw (at least 2 for a report of luck)")
 	direction := flag.String("direction", "", "run only this direction's seeded scenarios, outbound or inbound (empty: both): a change to one limiter's side is judged in half the time")
