@@ -181,6 +181,22 @@ func TestReportWritesEveryRow(t *testing.T) {
 	if len(s.Outbound) != 3 || len(s.Inbound) != 2 || s.AgileAtLeastFailsafe != 0 && s.AgileAtLeastFailsafe != 1 {
 		t.Errorf("summary of one scenario a direction: %+v", s)
 	}
+	// Every inbound arm but failsafe-go carries the parity count; agile's is
+	// the one the summary's share is made of.
+	for _, a := range s.Inbound {
+		want := -1
+		if a.Arm == "agile" {
+			want = int(s.AgileAtLeastFailsafe)
+		}
+		if a.AtLeastFailsafe != want {
+			t.Errorf("%s: at least failsafe-go's goodput in %d scenarios, want %d", a.Arm, a.AtLeastFailsafe, want)
+		}
+	}
+	for _, a := range s.Outbound {
+		if a.AtLeastFailsafe != -1 {
+			t.Errorf("outbound %s: a parity count of %d, want -1", a.Arm, a.AtLeastFailsafe)
+		}
+	}
 	// Depth and motion split each arm's share of the oracle, and the page
 	// shows them.
 	for _, a := range append(s.Outbound, s.Inbound...) {

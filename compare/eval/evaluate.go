@@ -309,6 +309,11 @@ type ArmSummary struct {
 	// against the oracle, and what it kept of a fixed policy that deep.
 	// NaN in every field where no scenario has them (no sweep).
 	Depth, Motion Dist
+	// AtLeastFailsafe counts the inbound scenarios in which the arm's
+	// goodput was at least failsafe-go's: the parity target's count, for
+	// any arm. -1 for failsafe-go itself, outbound arms, and reports
+	// without failsafe-go.
+	AtLeastFailsafe int
 }
 
 // Summary is an evaluation's figures.
@@ -324,7 +329,7 @@ type Summary struct {
 func (ev Evaluation) Summarize() []ArmSummary {
 	var out []ArmSummary
 	for j, name := range ev.Arms {
-		s := ArmSummary{Arm: name, N: len(ev.Rows)}
+		s := ArmSummary{Arm: name, N: len(ev.Rows), AtLeastFailsafe: -1}
 		var of, in, depth, motion []float64
 		for _, r := range ev.Rows {
 			c := r.Cells[j]
@@ -357,15 +362,24 @@ func atLeast(a, b Cell) bool { return a.Goodput >= b.Goodput }
 // Summarize returns the report's figures.
 func (rep Report) Summarize() Summary {
 	s := Summary{Outbound: rep.Outbound.Summarize(), Inbound: rep.Inbound.Summarize(), AgileAtLeastFailsafe: math.NaN()}
-	a, f := slices.Index(rep.Inbound.Arms, "agile"), slices.Index(rep.Inbound.Arms, failsafeArm)
-	if a >= 0 && f >= 0 && len(rep.Inbound.Rows) > 0 {
+	f := slices.Index(rep.Inbound.Arms, failsafeArm)
+	if f < 0 || len(rep.Inbound.Rows) == 0 {
+		return s
+	}
+	for j := range s.Inbound {
+		if j == f {
+			continue
+		}
 		n := 0
 		for _, r := range rep.Inbound.Rows {
-			if atLeast(r.Cells[a], r.Cells[f]) {
+			if atLeast(r.Cells[j], r.Cells[f]) {
 				n++
 			}
 		}
-		s.AgileAtLeastFailsafe = float64(n) / float64(len(rep.Inbound.Rows))
+		s.Inbound[j].AtLeastFailsafe = n
+		if s.Inbound[j].Arm == "agile" {
+			s.AgileAtLeastFailsafe = float64(n) / float64(len(rep.Inbound.Rows))
+		}
 	}
 	return s
 }

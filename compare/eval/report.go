@@ -187,8 +187,10 @@ func WriteText(w io.Writer, s Summary) {
 				append([]any{"", ""}, a.depthAndMotion()...)...)
 		}
 	}
-	if !math.IsNaN(s.AgileAtLeastFailsafe) {
-		fmt.Fprintf(w, "inbound  agile ≥ failsafe-go goodput in %.0f%% of scenarios\n", 100*s.AgileAtLeastFailsafe)
+	for _, a := range s.Inbound {
+		if a.AtLeastFailsafe >= 0 && a.N > 0 {
+			fmt.Fprintf(w, "inbound  %s ≥ failsafe-go goodput in %.0f%% of scenarios (%d of %d)\n", a.Arm, 100*float64(a.AtLeastFailsafe)/float64(a.N), a.AtLeastFailsafe, a.N)
+		}
 	}
 }
 

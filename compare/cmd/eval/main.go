@@ -10,7 +10,11 @@
 // of each direction, -out is the directory for eval.md (empty: write
 // nothing), -v prints every scenario's figures (each arm's with the calls it
 // held in flight on average, its depth and its motion: eval.Row.Steady), -arms keeps only the named
-// arms (the oracle always runs), and -sweeps names a JSON file the oracle's
+// arms (the oracle always runs) and can name failsafe-go-p99, failsafe-go
+// behind the law's p99 guard (eval.FailsafeGuarded), which runs only when
+// named: how often it gets failsafe-go's own goodput is how much of the
+// parity target a limiter that keeps the p99 reaches moving its limit as
+// failsafe-go does. -sweeps names a JSON file the oracle's
 // sweeps are read from and added to: they do not depend on the limiter, so
 // a tuning loop runs
 //
@@ -96,7 +100,7 @@ func main() {
 	n := flag.Int("n", 0, "keep the first n scenarios of each direction (0: all)")
 	out := flag.String("out", filepath.Join("docs", "compare"), "directory to write eval.md to (empty: none)")
 	verbose := flag.Bool("v", false, "print every scenario's figures")
-	only := flag.String("arms", "", "comma-separated arms to run, e.g. agile,agile-slo (empty: all); the oracle always runs")
+	only := flag.String("arms", "", "comma-separated arms to run, e.g. agile,failsafe-go (empty: the default arms); failsafe-go-p99, failsafe-go behind the law's p99 guard, runs only when named; the oracle always runs")
 	ablate := flag.String("ablate", "", "comma-separated rules of the law to turn off one at a time (a+b: both at once), or thresholds to set (name=value), with the figures each moves (needs -tags agilelimiter_ablate)")
 	replay := flag.String("replay", "", "run one inbound scenario (in-N, /dK or -draw K for another draw) with the agile arm, then its limit's path through a fixed schedule: as it was, without its floor probes, and held at its mean")
 	trace := flag.String("trace", "", "run one scenario (a named one, out-N or in-N, /dK or -draw K for another draw) with the agile arm alone and print its controller's every tick")
@@ -106,7 +110,15 @@ func main() {
 	cache := flag.String("sweeps", "", "JSON file to take the oracle's sweeps from and add new ones to (empty: none): the sweeps do not depend on the limiter, so tuning runs reuse them")
 	flag.Parse()
 
-	arms, unknown := eval.DefaultArms().Only(splitNonEmpty(*only)...)
+	arms, unknown := eval.DefaultArms(), []string(nil)
+	if names := splitNonEmpty(*only); len(names) > 0 {
+		// A named arm may be one that runs only when named (ExtraArms).
+		all := eval.DefaultArms()
+		extra := eval.ExtraArms()
+		all.Outbound = append(all.Outbound, extra.Outbound...)
+		all.Inbound = append(all.Inbound, extra.Inbound...)
+		arms, unknown = all.Only(names...)
+	}
 	if len(unknown) > 0 {
 		fmt.Fprintf(os.Stderr, "eval: no arm named %s\n", strings.Join(unknown, ", "))
 		os.Exit(2)
