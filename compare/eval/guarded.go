@@ -38,9 +38,8 @@ const (
 // all with failsafe-go's way of moving its limit.
 func FailsafeGuarded() InboundArm {
 	return InboundArm{Name: failsafeGuardedArm, New: func(sc *Scenario) Admitter {
-		ceil := uint(sc.MaxLimit)
 		return &guarded{
-			l:     adaptivelimiter.NewBuilder[any]().WithLimits(1, ceil, min(failsafeInitial, ceil)).Build(),
+			l:     newFailsafe(sc),
 			slo:   sc.SLO,
 			cap:   math.Inf(1),
 			since: time.Now(),

@@ -67,9 +67,15 @@ const failsafeInitial = 20
 // service's own backend included: failsafe-go has no verdict for them.
 func Failsafe() InboundArm {
 	return InboundArm{Name: failsafeArm, New: func(sc *Scenario) Admitter {
-		ceil := uint(sc.MaxLimit)
-		return failsafeAdmitter{adaptivelimiter.NewBuilder[any]().WithLimits(1, ceil, min(failsafeInitial, ceil)).Build()}
+		return failsafeAdmitter{newFailsafe(sc)}
 	}}
+}
+
+// newFailsafe builds failsafe-go's limiter for sc as its README does:
+// limits [1, MaxLimit], initial failsafeInitial (or MaxLimit if lower).
+func newFailsafe(sc *Scenario) adaptivelimiter.AdaptiveLimiter[any] {
+	ceil := uint(sc.MaxLimit)
+	return adaptivelimiter.NewBuilder[any]().WithLimits(1, ceil, min(failsafeInitial, ceil)).Build()
 }
 
 type failsafeAdmitter struct {
