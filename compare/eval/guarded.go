@@ -47,10 +47,12 @@ func FailsafeGuarded() InboundArm {
 	}}
 }
 
-// ExtraArms returns the arms that are not evaluated unless named:
-// FailsafeGuarded.
-func ExtraArms() Arms {
-	return Arms{Inbound: []InboundArm{FailsafeGuarded()}}
+// AllArms returns DefaultArms and the arms evaluated only when named
+// (FailsafeGuarded): the set a list of names picks from.
+func AllArms() Arms {
+	a := DefaultArms()
+	a.Inbound = append(a.Inbound, FailsafeGuarded())
+	return a
 }
 
 // guarded is FailsafeGuarded's admitter.
@@ -94,12 +96,15 @@ func (p guardedPermit) Done(o agilelimiter.Outcome, d time.Duration) {
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	g.inflight--
+	if g.slo == 0 {
+		return // no SLO, no guard: failsafe-go alone
+	}
 	g.n++
-	if g.slo > 0 && (d > g.slo || o == agilelimiter.Unreachable) {
+	if d > g.slo || o == agilelimiter.Unreachable {
 		g.over++
 	}
 	now := time.Now()
-	if g.slo == 0 || now.Sub(g.since) < guardPeriod {
+	if now.Sub(g.since) < guardPeriod {
 		return
 	}
 	n := float64(g.n)

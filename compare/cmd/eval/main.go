@@ -112,12 +112,7 @@ func main() {
 
 	arms, unknown := eval.DefaultArms(), []string(nil)
 	if names := splitNonEmpty(*only); len(names) > 0 {
-		// A named arm may be one that runs only when named (ExtraArms).
-		all := eval.DefaultArms()
-		extra := eval.ExtraArms()
-		all.Outbound = append(all.Outbound, extra.Outbound...)
-		all.Inbound = append(all.Inbound, extra.Inbound...)
-		arms, unknown = all.Only(names...)
+		arms, unknown = eval.AllArms().Only(names...) // an arm run only when named included
 	}
 	if len(unknown) > 0 {
 		fmt.Fprintf(os.Stderr, "eval: no arm named %s\n", strings.Join(unknown, ", "))
