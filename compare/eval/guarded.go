@@ -48,10 +48,10 @@ func FailsafeGuarded() InboundArm {
 }
 
 // AllArms returns DefaultArms and the arms evaluated only when named
-// (FailsafeGuarded): the set a list of names picks from.
+// (FailsafeGuarded, KnownStart): the set a list of names picks from.
 func AllArms() Arms {
 	a := DefaultArms()
-	a.Inbound = append(a.Inbound, FailsafeGuarded())
+	a.Inbound = append(a.Inbound, FailsafeGuarded(), KnownStart())
 	return a
 }
 

@@ -38,11 +38,15 @@ type InboundArm struct {
 // default configuration with an SLO: only MaxLimit and SLOTarget are set, so
 // the arm needs no change when the other fields do.
 func AgileInbound() InboundArm {
-	return InboundArm{Name: "agile", New: func(sc *Scenario) Admitter {
-		l := agilelimiter.NewConcurrency(agilelimiter.ConcurrencyConfig{MaxLimit: sc.MaxLimit, SLOTarget: sc.SLO})
-		l.Start()
-		return agileAdmitter{l}
-	}}
+	return InboundArm{Name: "agile", New: func(sc *Scenario) Admitter { return newAgile(sc, 0) }}
+}
+
+// newAgile starts the ConcurrencyLimiter as AgileInbound configures it, at
+// the initial limit given (0: the limiter's own start, half MaxLimit).
+func newAgile(sc *Scenario, initial int) agileAdmitter {
+	l := agilelimiter.NewConcurrency(agilelimiter.ConcurrencyConfig{MaxLimit: sc.MaxLimit, SLOTarget: sc.SLO, InitialLimit: initial})
+	l.Start()
+	return agileAdmitter{l}
 }
 
 type agileAdmitter struct {

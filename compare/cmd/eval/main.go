@@ -14,7 +14,8 @@
 // behind the law's p99 guard (eval.FailsafeGuarded), which runs only when
 // named: how often it gets failsafe-go's own goodput is how much of the
 // parity target a limiter that keeps the p99 reaches moving its limit as
-// failsafe-go does. -sweeps names a JSON file the oracle's
+// failsafe-go does; and agile-known-start, the limiter started at the
+// resource's pipe (eval.KnownStart): what the law's start costs. -sweeps names a JSON file the oracle's
 // sweeps are read from and added to: they do not depend on the limiter, so
 // a tuning loop runs
 //
@@ -100,7 +101,7 @@ func main() {
 	n := flag.Int("n", 0, "keep the first n scenarios of each direction (0: all)")
 	out := flag.String("out", filepath.Join("docs", "compare"), "directory to write eval.md to (empty: none)")
 	verbose := flag.Bool("v", false, "print every scenario's figures")
-	only := flag.String("arms", "", "comma-separated arms to run, e.g. agile,failsafe-go (empty: the default arms); failsafe-go-p99, failsafe-go behind the law's p99 guard, runs only when named; the oracle always runs")
+	only := flag.String("arms", "", "comma-separated arms to run, e.g. agile,failsafe-go (empty: the default arms); failsafe-go-p99 (failsafe-go behind the law's p99 guard) and agile-known-start (the limiter started at the resource's pipe) run only when named; the oracle always runs")
 	ablate := flag.String("ablate", "", "comma-separated rules of the law to turn off one at a time (a+b: both at once), or thresholds to set (name=value), with the figures each moves (needs -tags agilelimiter_ablate)")
 	replay := flag.String("replay", "", "run one inbound scenario (in-N, /dK or -draw K for another draw) with the agile arm, then its limit's path through a fixed schedule: as it was, without its floor probes, and held at its mean")
 	trace := flag.String("trace", "", "run one scenario (a named one, out-N or in-N, /dK or -draw K for another draw) with the agile arm alone and print its controller's every tick")
