@@ -189,12 +189,13 @@ type ConcurrencyConfig struct {
 	// half of MaxLimit, at least max(MinLimit, 1): a service that just started
 	// serves a cold burst of that size at once, and the first round trip of
 	// answers cuts the limit to the knee if the service holds less. That
-	// burst is what the default costs: a service whose knee is far under half
-	// of MaxLimit answers all of it slowly, for seconds when a request takes
-	// a tenth of one (on compare/eval's validation scenarios, a start at each
-	// service's own capacity in flight meets the goal in 131 of 150 runs,
-	// the default in 114). If you know about how many requests your service
-	// holds at full speed, set it to that. Must be in [MinLimit, MaxLimit].
+	// burst is what the default costs: a service whose knee is far under
+	// half of MaxLimit answers all of it slowly, for seconds when a request
+	// takes a tenth of a second (on compare/eval's validation scenarios, a
+	// start at each service's own capacity in flight meets the goal in 131
+	// of 150 runs, the default in 114). If you know about how many requests
+	// your service holds at full speed, set it to that. Must be in
+	// [MinLimit, MaxLimit].
 	InitialLimit int
 
 	// SLOTarget, Anchor and Classify are as in [Config].

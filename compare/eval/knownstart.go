@@ -9,9 +9,9 @@ const knownStartArm = "agile-known-start"
 // AgileInbound configures it, but started at the scenario's pipe (PipeLimit)
 // instead of half MaxLimit. No user can build it: it knows the resource. It
 // is not one of the default arms (InboundArms); run it with -arms. It says
-// what the law's start costs: half MaxLimit serves a cold burst (SPEC §7,
-// core's TestColdBurst), and sends a processor whose knee is far lower, or a
-// single worker, a burst it takes seconds to answer.
+// what the law's start costs: half MaxLimit serves a cold burst (SPEC §5's
+// InitialLimit, core's TestColdBurst), and sends a processor whose knee is
+// far lower, or a single worker, a burst it takes seconds to answer.
 func KnownStart() InboundArm {
 	return InboundArm{Name: knownStartArm, New: func(sc *Scenario) Admitter {
 		return newAgile(sc, PipeLimit(sc))

@@ -15,9 +15,9 @@
 // named: how often it gets failsafe-go's own goodput is how much of the
 // parity target a limiter that keeps the p99 reaches moving its limit as
 // failsafe-go does; and agile-known-start, the limiter started at the
-// resource's pipe (eval.KnownStart): what the law's start costs. -sweeps names a JSON file the oracle's
-// sweeps are read from and added to: they do not depend on the limiter, so
-// a tuning loop runs
+// resource's pipe (eval.KnownStart): what the law's start costs. -sweeps
+// names a JSON file the oracle's sweeps are read from and added to: they do
+// not depend on the limiter, so a tuning loop runs
 //
 //	go run ./compare/cmd/eval -set training -out "" -arms agile,agile-slo -sweeps /tmp/sweeps.json
 //
