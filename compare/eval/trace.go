@@ -44,17 +44,18 @@ func ScenarioByName(name string) (Scenario, error) {
 // model it holds (floor and window), the limit it set and the decision
 // that set it, with its gauge (callers waiting for a slot outbound, the
 // peak in flight inbound). It is how one scenario's figures are explained;
-// the evaluation says which scenarios need it. It must be called inside a
-// synctest bubble, and returns the run's Result.
-func TraceTicks(w io.Writer, sc *Scenario) Result {
+// the evaluation says which scenarios need it. Inbound, initial is the
+// limiter's InitialLimit (0: its own start; PipeLimit traces KnownStart's
+// arm); outbound it is not read. It must be called inside a synctest
+// bubble, and returns the run's Result.
+func TraceTicks(w io.Writer, sc *Scenario, initial int) Result {
 	t := &tracer{w: w}
 	fmt.Fprintf(w, "%s: %s\n", sc.Name, sc.About)
 	if sc.Direction == Inbound {
 		return RunInbound(sc, InboundArm{Name: "agile", New: func(sc *Scenario) Admitter {
-			l := agilelimiter.NewConcurrency(agilelimiter.ConcurrencyConfig{MaxLimit: sc.MaxLimit, SLOTarget: sc.SLO})
-			l.Start()
-			t.start(l.Stats, "peak", nil, agilelimiter.DefaultTickInterval)
-			return tracedAdmitter{agileAdmitter{l}, t}
+			a := newAgile(sc, initial)
+			t.start(a.l.Stats, "peak", nil, agilelimiter.DefaultTickInterval)
+			return tracedAdmitter{a, t}
 		}})
 	}
 	return RunOutbound(sc, OutboundArm{Name: "agile", New: func(sc *Scenario) Pacer {

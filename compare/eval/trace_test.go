@@ -52,7 +52,7 @@ func TestTraceTicksWritesEveryTick(t *testing.T) {
 		sc.Duration = 5 * time.Second
 		var out bytes.Buffer
 		var traced, plain Result
-		synctest.Test(t, func(t *testing.T) { traced = TraceTicks(&out, &sc) })
+		synctest.Test(t, func(t *testing.T) { traced = TraceTicks(&out, &sc, 0) })
 		synctest.Test(t, func(t *testing.T) {
 			if sc.Direction == Inbound {
 				plain = RunInbound(&sc, AgileInbound())
@@ -78,5 +78,27 @@ func TestTraceTicksWritesEveryTick(t *testing.T) {
 		if traced.Sent != plain.Sent || traced.Good != plain.Good {
 			t.Errorf("%s: traced run sent %d, good %d; the plain one %d, %d", name, traced.Sent, traced.Good, plain.Sent, plain.Good)
 		}
+	}
+}
+
+// Traced from the pipe, an inbound run is KnownStart's run, and it differs
+// from the default start's.
+func TestTraceTicksFromThePipe(t *testing.T) {
+	sc := Generate(Inbound, 11) // training in-11: a knee of 10, MaxLimit 54
+	sc.Duration = 5 * time.Second
+	pipe := PipeLimit(&sc)
+	if pipe == sc.MaxLimit/2 {
+		t.Fatalf("%s: the pipe is the default start, %d: the test tells nothing", sc.Name, pipe)
+	}
+	var traced, known, plain Result
+	var out bytes.Buffer
+	synctest.Test(t, func(*testing.T) { traced = TraceTicks(&out, &sc, pipe) })
+	synctest.Test(t, func(*testing.T) { known = RunInbound(&sc, KnownStart()) })
+	synctest.Test(t, func(*testing.T) { plain = RunInbound(&sc, AgileInbound()) })
+	if traced.Sent != known.Sent || traced.Good != known.Good {
+		t.Errorf("traced from the pipe: sent %d, good %d; KnownStart %d, %d", traced.Sent, traced.Good, known.Sent, known.Good)
+	}
+	if traced.Good == plain.Good && traced.Sent == plain.Sent {
+		t.Errorf("traced from the pipe: the default start's run (sent %d, good %d)", plain.Sent, plain.Good)
 	}
 }

@@ -63,9 +63,13 @@
 // seed N draws, with /dK or -draw K for its draw K: out-152/d2) with the
 // project's limiter alone and prints what its controller read, held and
 // decided at every tick, then the run's figures: the way to see why a
-// scenario of the evaluation misses its goal.
+// scenario of the evaluation misses its goal. With -arms agile-known-start an
+// inbound scenario is traced from the resource's pipe (eval.KnownStart's
+// start) instead of the limiter's own: how a run's path differs when the
+// start is not what costs.
 //
 //	go run ./compare/cmd/eval -trace out-9
+//	go run ./compare/cmd/eval -trace in-127 -set development -arms agile-known-start
 //
 // -replay runs one inbound scenario with the project's limiter, records the
 // path its limit took, and runs that path again through a fixed schedule
@@ -87,6 +91,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"testing/synctest"
@@ -197,8 +202,13 @@ func main() {
 			return nil
 		}
 		if *trace != "" {
+			initial := 0
+			if slices.Contains(splitNonEmpty(*only), "agile-known-start") && traced.Direction == eval.Inbound {
+				initial = eval.PipeLimit(&traced)
+				fmt.Printf("started at the pipe, %d (agile-known-start)\n", initial)
+			}
 			synctest.Test(t, func(*testing.T) {
-				r := eval.TraceTicks(os.Stdout, &traced)
+				r := eval.TraceTicks(os.Stdout, &traced, initial)
 				fmt.Printf("sent %d, good %d (%.1f/s), inside %.1f%%, p99 %v, timed out %d, refused %d\n",
 					r.Sent, r.Good, r.Goodput, 100*r.Inside, r.P99.Round(time.Millisecond), r.TimedOut, r.Refused)
 			})
