@@ -30,8 +30,8 @@ func TestPipeLimit(t *testing.T) {
 // far under half MaxLimit that start gets more through than the law's.
 func TestKnownStartStartsAtThePipe(t *testing.T) {
 	// Training in-11: a processor with a knee of 10 and a MaxLimit of
-	// about ten times that, 138 ms a request; half MaxLimit thrashes it
-	// for seconds.
+	// 54, 138 ms a request; half MaxLimit, 27 calls, thrashes it for
+	// seconds.
 	sc := Generate(Inbound, 11)
 	pipe := PipeLimit(&sc)
 	if half := sc.MaxLimit / 2; pipe*2 > half {

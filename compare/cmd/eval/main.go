@@ -203,9 +203,9 @@ func main() {
 		}
 		if *trace != "" {
 			initial := 0
-			if slices.Contains(splitNonEmpty(*only), "agile-known-start") && traced.Direction == eval.Inbound {
+			if slices.Contains(splitNonEmpty(*only), eval.KnownStart().Name) && traced.Direction == eval.Inbound {
 				initial = eval.PipeLimit(&traced)
-				fmt.Printf("started at the pipe, %d (agile-known-start)\n", initial)
+				fmt.Printf("started at the pipe, %d (%s)\n", initial, eval.KnownStart().Name)
 			}
 			synctest.Test(t, func(*testing.T) {
 				r := eval.TraceTicks(os.Stdout, &traced, initial)
