@@ -87,6 +87,11 @@ type Cell struct {
 	// Meets reports whether the cell meets the goal: Inside ≥ the row's
 	// InsideBar and OfOracle ≥ GoalOfOracle.
 	Meets bool
+	// SettledOfOracle and SettledMeets are OfOracle and Meets read from
+	// the settled figures of the cell and of the sweep (Row.SettledOracle,
+	// Row.SettledBar): the goal once the start is behind the run.
+	SettledOfOracle float64
+	SettledMeets    bool
 }
 
 // Row is one scenario's results.
@@ -102,6 +107,10 @@ type Row struct {
 	// BestInside is the best Inside of the sweep; InsideBar is
 	// InsideBar(BestInside).
 	BestInside, InsideBar float64
+	// SettledOracle is the best settled goodput of the sweep (chosen on
+	// the settled figures, as Oracle is on the whole run's), SettledBar
+	// InsideBar of the sweep's best settled inside.
+	SettledOracle, SettledBar float64
 	// Cells are the arms' results, in the evaluation's arm order.
 	Cells []Cell
 }
@@ -130,6 +139,22 @@ func (sw Sweeps) key(sc *Scenario) string { return sc.Name + " | " + sc.About }
 
 // Has reports whether sw holds a sweep of sc.
 func (sw Sweeps) Has(sc *Scenario) bool { return len(sw[sw.key(sc)]) > 0 }
+
+// fresh returns sw's sweep of sc if it holds one of n points counted as
+// today's runs are (their settled figures included), nil otherwise: a sweep
+// cached before a figure was counted would read as nothing got through.
+func (sw Sweeps) fresh(sc *Scenario, n int) []Result {
+	cached := sw[sw.key(sc)]
+	if len(cached) != n {
+		return nil
+	}
+	for _, r := range cached {
+		if r.SettledFrom != SettledFrom(sc) {
+			return nil
+		}
+	}
+	return cached
+}
 
 // Evaluate runs every arm, and the oracle's sweep, through every scenario
 // (outbound scenarios with arms.Outbound, inbound ones with arms.Inbound),
@@ -167,7 +192,7 @@ func EvaluateWith(scs []Scenario, arms Arms, run Runner, sw Sweeps) Report {
 			add(sc, func() { r.Cells[i].Result = RunOutbound(sc, a) })
 		}
 		r.Params = OracleShares
-		if r.Sweep = sw[sw.key(sc)]; len(r.Sweep) == len(r.Params) {
+		if r.Sweep = sw.fresh(sc, len(r.Params)); r.Sweep != nil {
 			continue
 		}
 		r.Sweep = make([]Result, len(r.Params))
@@ -185,7 +210,7 @@ func EvaluateWith(scs []Scenario, arms Arms, run Runner, sw Sweeps) Report {
 		for _, n := range OracleLimits(sc) {
 			r.Params = append(r.Params, float64(n))
 		}
-		if r.Sweep = sw[sw.key(sc)]; len(r.Sweep) == len(r.Params) {
+		if r.Sweep = sw.fresh(sc, len(r.Params)); r.Sweep != nil {
 			continue
 		}
 		r.Sweep = make([]Result, len(r.Params))
@@ -256,6 +281,13 @@ func (r *Row) judge() {
 	}
 	r.Oracle, r.Param = r.Sweep[best], r.Params[best]
 	r.InsideBar = InsideBar(r.BestInside)
+	r.SettledOracle = 0
+	bestIn := 0.0
+	for _, s := range r.Sweep {
+		r.SettledOracle = math.Max(r.SettledOracle, s.SettledGoodput(&r.Scenario))
+		bestIn = math.Max(bestIn, s.SettledInside())
+	}
+	r.SettledBar = InsideBar(bestIn)
 	for i := range r.Cells {
 		r.judgeCell(&r.Cells[i])
 	}
@@ -269,6 +301,11 @@ func (r *Row) judgeCell(c *Cell) {
 		c.OfOracle = c.Goodput / r.Oracle.Goodput
 	}
 	c.Meets = c.Inside >= r.InsideBar && c.OfOracle >= GoalOfOracle
+	c.SettledOfOracle = 1
+	if r.SettledOracle > 0 {
+		c.SettledOfOracle = c.SettledGoodput(&r.Scenario) / r.SettledOracle
+	}
+	c.SettledMeets = c.SettledInside() >= r.SettledBar && c.SettledOfOracle >= GoalOfOracle
 }
 
 // Dist is a distribution over scenarios, summed up.

@@ -172,7 +172,7 @@ func RunInbound(sc *Scenario, arm InboundArm) Result {
 				// Clients start spread over the first 100 ms.
 				p.sleep(time.Duration(rng.Float64() * float64(100*time.Millisecond)))
 				for time.Since(dep.start) < sc.Duration {
-					rec := &record{}
+					rec := &record{at: time.Since(dep.start)}
 					recs[i] = append(recs[i], rec)
 					pm, ok := adm.TryTake()
 					if !ok {
@@ -205,7 +205,7 @@ func RunInbound(sc *Scenario, arm InboundArm) Result {
 			}
 			p.sleepUntil(dep.start.Add(at))
 			rq := sc.draw(rng)
-			rec := &record{}
+			rec := &record{at: at}
 			recs = append(recs, rec)
 			if pm, ok := adm.TryTake(); ok {
 				clk.spawn(uint64(len(recs)), func(p *proc) { serve(p, pm, rq, rec) })

@@ -168,6 +168,7 @@ func OutboundArms() []OutboundArm {
 
 // record is one arrival's fate.
 type record struct {
+	at   time.Duration // when the call was offered, since the run began
 	st   status
 	d    time.Duration // the caller's wait for the answer (not for the slot)
 	work time.Duration // server time the request cost
@@ -201,7 +202,7 @@ func RunOutbound(sc *Scenario, arm OutboundArm) Result {
 			p.sleepUntil(dep.start.Add(at))
 			rq := sc.draw(rng)
 			timeout := sc.DeadlineMin + time.Duration(rng.Float64()*float64(sc.DeadlineMax-sc.DeadlineMin))
-			rec := &record{}
+			rec := &record{at: at}
 			recs = append(recs, rec)
 			clk.spawn(uint64(len(recs)), func(p *proc) {
 				ctx, cancel := context.WithTimeout(context.WithValue(run, procKey{}, p), timeout)

@@ -202,12 +202,14 @@ func WriteRows(w io.Writer, rep Report) {
 			fmt.Fprintf(w, "%s: %s\n", r.Scenario.Name, r.Scenario.About)
 			for j, c := range r.Cells {
 				depth, motion := r.DepthAndMotion(c)
-				fmt.Fprintf(w, "  %-12s goodput %8s/s inside %5.1f%% of-oracle %.2f limited %5.1f%% p99 %8v wasted %5.1f%% meets %v in-flight %.1f depth %.2f motion %.2f\n",
+				fmt.Fprintf(w, "  %-12s goodput %8s/s inside %5.1f%% of-oracle %.2f limited %5.1f%% p99 %8v wasted %5.1f%% meets %v in-flight %.1f depth %.2f motion %.2f settled %s/s %.1f%% %.2f %v\n",
 					ev.Arms[j], num(c.Goodput), 100*c.Inside, c.OfOracle, 100*c.LimitedShare, c.P99.Round(time.Millisecond), 100*c.Wasted, c.Meets,
-					c.InFlight(r.Scenario.Duration.Seconds()), depth, motion)
+					c.InFlight(r.Scenario.Duration.Seconds()), depth, motion,
+					num(c.SettledGoodput(&r.Scenario)), 100*c.SettledInside(), c.SettledOfOracle, c.SettledMeets)
 			}
 			o := r.Oracle
-			fmt.Fprintf(w, "  %-12s goodput %8s/s inside %5.1f%% at %g (bar %.1f%%)\n", "oracle", num(o.Goodput), 100*o.Inside, r.Param, 100*r.InsideBar)
+			fmt.Fprintf(w, "  %-12s goodput %8s/s inside %5.1f%% at %g (bar %.1f%%) settled %s/s (bar %.1f%%)\n", "oracle", num(o.Goodput), 100*o.Inside, r.Param, 100*r.InsideBar,
+				num(r.SettledOracle), 100*r.SettledBar)
 		}
 	}
 }

@@ -22,7 +22,11 @@
 //	go run ./compare/cmd/eval -set training -out "" -arms agile,agile-slo -sweeps /tmp/sweeps.json
 //
 // in seconds once the first run has filled the file. The two named scenarios run
-// every time and are reported apart.
+// every time and are reported apart. -settled prints, for each arm and kind of
+// resource, the runs meeting the goal (and, inbound, at failsafe-go's goodput)
+// over the whole run and over the calls offered after its first quarter
+// (eval.Settled): which part of a miss the start makes, and which part the
+// law leaves once the start has passed.
 //
 // -ablate names rules of the law to turn off one at a time (a+b turns
 // off both): the command evaluates the agile arms with every rule, then
@@ -114,6 +118,7 @@ func main() {
 	draws := flag.Int("draws", 1, "run the seed sets on this many draws, from -draw on, and report what the figures keep from draw to draw (at least 2 for a report of luck)")
 	direction := flag.String("direction", "", "run only this direction's seeded scenarios, outbound or inbound (empty: both): a change to one limiter's side is judged in half the time")
 	cache := flag.String("sweeps", "", "JSON file to take the oracle's sweeps from and add new ones to (empty: none): the sweeps do not depend on the limiter, so tuning runs reuse them")
+	settled := flag.Bool("settled", false, "print each arm's runs meeting the goal (and at failsafe-go's goodput) over the whole run and over the calls offered after its first quarter, by kind of resource, draws pooled: which part of a miss is the start (eval.Settled)")
 	flag.Parse()
 
 	arms, unknown := eval.DefaultArms(), []string(nil)
@@ -217,7 +222,7 @@ func main() {
 		if len(rules) > 0 {
 			return runAblation(t, sets, *draws, rules, *cache, *n)
 		}
-		return run(t, sets, *draws, arms, *cache, *n, *out, *verbose)
+		return run(t, sets, *draws, arms, *cache, *n, *out, *verbose, *settled)
 	})
 }
 
@@ -280,7 +285,7 @@ func saveSweeps(cache string, sweeps eval.Sweeps) error {
 	return os.WriteFile(cache, b, 0o644)
 }
 
-func run(t *testing.T, sets []eval.Seeds, draws int, arms eval.Arms, cache string, n int, dir string, verbose bool) error {
+func run(t *testing.T, sets []eval.Seeds, draws int, arms eval.Arms, cache string, n int, dir string, verbose, settled bool) error {
 	start := time.Now()
 	sweeps, err := loadSweeps(cache)
 	if err != nil {
@@ -329,6 +334,10 @@ func run(t *testing.T, sets []eval.Seeds, draws int, arms eval.Arms, cache strin
 			eval.WriteLuckMarkdown(&page, luck, s.Draw)
 		}
 		eval.WriteKindsMarkdown(&page, eval.Pool(reps), len(reps))
+		if settled {
+			fmt.Printf("\n%s seeds%s, %d draw(s) pooled: ", s.Name, drawNote(s.Draw), len(reps))
+			eval.WriteSettledText(os.Stdout, eval.Pool(reps))
+		}
 		last = s
 	}
 	fmt.Printf("\n%v real time\n", time.Since(start).Round(100*time.Millisecond))
