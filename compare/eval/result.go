@@ -54,7 +54,8 @@ type Result struct {
 const settledShare = 0.25
 
 // SettledFrom is when a run of sc's settled figures begin: after the first
-// quarter of the run, by when the start and what it left have passed.
+// quarter of the run, by when most starts have passed; what one leaves for
+// longer is what the settled figures show of it.
 func SettledFrom(sc *Scenario) time.Duration {
 	return time.Duration(settledShare * float64(sc.Duration))
 }

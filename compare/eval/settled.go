@@ -8,9 +8,10 @@ import (
 
 // A run's figures mix two things: what its start cost, and how well the law
 // holds the resource once the start is behind it. The evaluation's runs are
-// short (15–40 s), every client arrives in the first 100 ms, and a default
-// start serves half MaxLimit at once (the cold-burst target), so the start
-// weighs on them as it would not on a service that runs for hours. The
+// short (15–40 s), closed-loop clients all arrive in the first 100 ms, and
+// a default start serves half MaxLimit at once (the cold-burst target), so
+// the start weighs on them as it would not on a service that runs for
+// hours. The
 // settled figures count only the calls offered after SettledFrom, a quarter
 // into the run, against a sweep judged the same way (Row.SettledOracle,
 // Row.SettledBar): they are not a goal, but a way to read which part of a
