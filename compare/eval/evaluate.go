@@ -396,6 +396,13 @@ const failsafeArm = "failsafe-go"
 // arm b's. Every count of "agile at least failsafe-go" is made of it.
 func atLeast(a, b Cell) bool { return a.Goodput >= b.Goodput }
 
+// atLeastSettled is atLeast over the settled part of a run of sc (see
+// SettledFrom): every settled count of "agile at least failsafe-go" is made
+// of it.
+func atLeastSettled(sc *Scenario, a, b Cell) bool {
+	return a.SettledGoodput(sc) >= b.SettledGoodput(sc)
+}
+
 // Summarize returns the report's figures.
 func (rep Report) Summarize() Summary {
 	s := Summary{Outbound: rep.Outbound.Summarize(), Inbound: rep.Inbound.Summarize(), AgileAtLeastFailsafe: math.NaN()}

@@ -66,7 +66,7 @@ func (ev Evaluation) Settled() []SettledArm {
 				k.SettledMeets += b2i(c.SettledMeets)
 				if vs {
 					k.AtLeastFailsafe += b2i(atLeast(c, r.Cells[f]))
-					k.SettledAtLeastFailsafe += b2i(c.SettledGoodput(&r.Scenario) >= r.Cells[f].SettledGoodput(&r.Scenario))
+					k.SettledAtLeastFailsafe += b2i(atLeastSettled(&r.Scenario, c, r.Cells[f]))
 				}
 			}
 			if k.N > 0 {
