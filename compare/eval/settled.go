@@ -11,11 +11,10 @@ import (
 // short (15–40 s), closed-loop clients all arrive in the first 100 ms, and
 // a default start serves half MaxLimit at once (the cold-burst target), so
 // the start weighs on them as it would not on a service that runs for
-// hours. The
-// settled figures count only the calls offered after SettledFrom, a quarter
-// into the run, against a sweep judged the same way (Row.SettledOracle,
-// Row.SettledBar): they are not a goal, but a way to read which part of a
-// miss is the start. An arm started at the resource's pipe (KnownStart)
+// hours. The settled figures count only the calls offered after
+// SettledFrom, a quarter into the run, against a sweep judged the same way
+// (Row.SettledOracle, Row.SettledBar): they are not a goal, but a way to
+// read which part of a miss is the start. An arm started at the resource's pipe (KnownStart)
 // tells what the start costs; the settled figures tell what is left once it
 // has passed.
 
