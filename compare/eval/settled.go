@@ -14,9 +14,9 @@ import (
 // hours. The settled figures count only the calls offered after
 // SettledFrom, a quarter into the run, against a sweep judged the same way
 // (Row.SettledOracle, Row.SettledBar): they are not a goal, but a way to
-// read which part of a miss is the start. An arm started at the resource's pipe (KnownStart)
-// tells what the start costs; the settled figures tell what is left once it
-// has passed.
+// read which part of a miss is the start. An arm started at the resource's
+// pipe (KnownStart) tells what the start costs; the settled figures tell
+// what is left once it has passed.
 
 // SettledKind is one arm's runs of one kind of resource (ResourceKind, or
 // "all"), judged on the whole run and on its settled part.
