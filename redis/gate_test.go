@@ -127,6 +127,20 @@ func TestBatchIsPaced(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer g.Close()
+	// The gate's first reservation dials and loads the script; on a busy
+	// machine it can come back past even its stretched Timeout, a blip in
+	// which the gate paces locally until the answer comes (one run in about
+	// twenty-five: 1 call, 30 fallback grants). The callers are to meet a
+	// gate on Redis: one call through it first.
+	for warm := time.Now(); g.Stats().Granted == 0; {
+		if time.Since(warm) > 5*time.Second {
+			t.Fatalf("no grant from Redis in 5 s: %+v", g.Stats())
+		}
+		wctx, wcancel := context.WithTimeout(context.Background(), time.Second)
+		_ = g.Acquire(wctx, time.Time{})
+		wcancel()
+	}
+	st0 := g.Stats()
 	ctx, cancel := context.WithTimeout(context.Background(), 1200*time.Millisecond)
 	defer cancel()
 	var rec recorder
@@ -153,8 +167,8 @@ func TestBatchIsPaced(t *testing.T) {
 	if most > 12 {
 		t.Errorf("%d calls in one 200 ms window from a gate at 50/s; want at most 12 (10 and jitter)", most)
 	}
-	if st.Reserved < 25 || st.RedisCalls > 5 {
-		t.Errorf("reserved %d slots in %d calls; want batches of 25 (30 callers waiting)", st.Reserved, st.RedisCalls)
+	if reserved, calls := st.Reserved-st0.Reserved, st.RedisCalls-st0.RedisCalls; reserved < 25 || calls > 5 {
+		t.Errorf("reserved %d slots in %d calls; want batches of 25 (30 callers waiting)", reserved, calls)
 	}
 }
 
