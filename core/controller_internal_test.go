@@ -358,6 +358,48 @@ func TestModelSLOCutsAndLearnsTheTail(t *testing.T) {
 	}
 }
 
+func TestModelARoundOverALearntTailIsJudgedByItsExactTail(t *testing.T) {
+	c := newSemaphore(t, ConcurrencyConfig{MaxLimit: 100, SLOTarget: 100 * ms})
+	// No tail learnt: the SLO's own 1%, by the normal bound, which reads two
+	// answers of eight past the SLO as a breach.
+	if !c.sloBreach(evidence{n: 8, over: 2}) {
+		t.Fatal("2 of 8 past the SLO, no tail learnt: no breach; want one (the normal bound)")
+	}
+	// A tail of 3% learnt: a round of eight within it shows two past the SLO
+	// 22 times in a thousand, three 1.3 times, four 0.05 times.
+	c.tailOver, c.tailN = 30, 1000
+	for over, want := range map[uint64]bool{2: false, 3: false, 4: true} {
+		if got := c.sloBreach(evidence{n: 8, over: over}); got != want {
+			t.Errorf("%d of 8 past the SLO over a tail of 3%%: breach %v; want %v", over, got, want)
+		}
+	}
+	// Past tailTerms answers the normal bound judges: 70 of 1,000 over 3% is
+	// 4.7 standard deviations out.
+	if !c.sloBreach(evidence{n: 1000, over: 70}) {
+		t.Error("70 of 1,000 past the SLO over a tail of 3%: no breach; want one")
+	}
+}
+
+func TestBinomialTail(t *testing.T) {
+	for _, c := range []struct {
+		n, k uint64
+		p    float64
+		want float64
+	}{
+		{8, 0, 0.03, 1},
+		{8, 2, 0.03, 0.022341},
+		{8, 3, 0.03, 0.0013499},
+		{8, 4, 0.03, 0.0000515},
+		{100, 8, 0.03, 0.0106238},
+		{5, 6, 0.5, 0},
+		{5, 1, 1, 1},
+	} {
+		if got := binomialTail(c.n, c.k, c.p); math.Abs(got-c.want) > 1e-6 {
+			t.Errorf("P(X ≥ %d), X ~ B(%d, %g) = %.7f; want %.7f", c.k, c.n, c.p, got, c.want)
+		}
+	}
+}
+
 func TestModelACutReadsAtLeastHalfAFilledWindowOut(t *testing.T) {
 	// The round in which the resource slowed: a tenth of the answers came
 	// back, most of them still at the fast latency. Little's law reads a
