@@ -141,50 +141,58 @@ func TestColdStart(t *testing.T) {
 }
 
 // The ceiling holds in every one-second window whatever the latencies do,
-// because the bucket enforces it on its own as well as the controller.
+// because the bucket enforces it on its own as well as the controller. Three
+// runs, each with its own chaos of latencies: the ceiling must hold in every
+// one, and at least one must come near it, or the bound was never tested.
+// One run alone does not always: the chaos makes the controller cut now and
+// then, and which call draws which latency depends on the order in which the
+// bubble runs goroutines that wake at one instant (in 5 of 182 runs under
+// go1.25.0, with the law before and after the forty-eighth session, the
+// busiest second held 47–60 grants, and CI failed on one).
 func TestCeilingNeverExceeded(t *testing.T) {
-	synctest.Test(t, func(t *testing.T) {
-		const maxRate = 100
-		lim := agilelimiter.New(agilelimiter.Config{MaxRate: maxRate, InitialRate: maxRate})
-		lim.Start()
-		defer lim.Stop()
-		var mu sync.Mutex
-		var grants []time.Time
-		seed := uint64(1)
-		stop := make(chan struct{})
-		wait := workers(200, stop, func() {
-			_ = lim.Do(func() error {
-				mu.Lock()
-				grants = append(grants, time.Now())
-				seed = seed*6364136223846793005 + 1442695040888963407
-				d := time.Duration(seed>>33%400) * time.Millisecond // chaos: 0–400 ms
-				mu.Unlock()
-				time.Sleep(d)
-				return nil
+	const maxRate = 100
+	best := 0
+	for run := range uint64(3) {
+		synctest.Test(t, func(t *testing.T) {
+			lim := agilelimiter.New(agilelimiter.Config{MaxRate: maxRate, InitialRate: maxRate})
+			lim.Start()
+			defer lim.Stop()
+			var mu sync.Mutex
+			var grants []time.Time
+			seed := 1 + run
+			stop := make(chan struct{})
+			wait := workers(200, stop, func() {
+				_ = lim.Do(func() error {
+					mu.Lock()
+					grants = append(grants, time.Now())
+					seed = seed*6364136223846793005 + 1442695040888963407
+					d := time.Duration(seed>>33%400) * time.Millisecond // chaos: 0–400 ms
+					mu.Unlock()
+					time.Sleep(d)
+					return nil
+				})
 			})
-		})
-		time.Sleep(20 * time.Second)
-		close(stop)
-		lim.Stop()
-		wait()
-		worst := 0
-		for i, j := 0, 0; i < len(grants); i++ {
-			for j < len(grants) && grants[j].Sub(grants[i]) < time.Second {
-				j++
+			time.Sleep(20 * time.Second)
+			close(stop)
+			lim.Stop()
+			wait()
+			worst := 0
+			for i, j := 0, 0; i < len(grants); i++ {
+				for j < len(grants) && grants[j].Sub(grants[i]) < time.Second {
+					j++
+				}
+				worst = max(worst, j-i)
 			}
-			worst = max(worst, j-i)
-		}
-		t.Logf("%d grants in 20s, worst one-second window %d", len(grants), worst)
-		if worst > maxRate {
-			t.Errorf("a one-second window held %d grants; ceiling is %d", worst, maxRate)
-		}
-		// The bound that matters is the one above; this one only checks the
-		// run came near the ceiling at all (the chaos latencies make the
-		// controller cut now and then, so the busiest window varies).
-		if worst < maxRate*8/10 {
-			t.Errorf("worst window %d: the test never pushed the ceiling", worst)
-		}
-	})
+			t.Logf("run %d: %d grants in 20s, worst one-second window %d", run, len(grants), worst)
+			if worst > maxRate {
+				t.Errorf("a one-second window held %d grants; ceiling is %d", worst, maxRate)
+			}
+			best = max(best, worst)
+		})
+	}
+	if best < maxRate*8/10 {
+		t.Errorf("busiest one-second window %d over three runs: the test never pushed the ceiling", best)
+	}
 }
 
 // checkReserve starts a 2 req/s Limiter with slo as its SLOTarget, whose
