@@ -847,7 +847,7 @@ func waitOf(r, f *snapshot) float64 {
 // them 22 times in a thousand: a resource whose dear route is past the SLO on
 // its own (eight workers two thirds busy, one call in sixteen a report of
 // three SLOs) was cut every few seconds, to windows that refused a median
-// 7.8% of its callers over 16 seeds, 3.4% with the exact tail
+// 9.1% of its callers over 16 seeds, 3.9% with the exact tail
 // (TestADearRouteOfItsOwnIsNotCutFor). The stuck test (stuckBreach) is this
 // test too.
 func (c *controller) sloBreach(e evidence) bool {

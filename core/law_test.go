@@ -378,10 +378,11 @@ func TestASlowerResourceGetsItsWindowBack(t *testing.T) {
 // 2–4% read as a breach, which a round within the tail shows several times in
 // a hundred, and the window was cut every few seconds. Over 16 seeds of the
 // arrivals and costs, after the first 5 s, the median seed must refuse at most
-// 5% of the requests and the twelfth at most 12% (3.4% and 9.3% with the exact
-// tail, 7.8% and 22.7% without; AGILELIMITER_ABLATE=exact-tail). The worst seed
-// refuses about half, either way: reports fill a window of two or three
-// calls, and the stuck test cuts it for them (docs/controller-rewrite.md).
+// 6% of the requests and the twelfth at most 10% (3.9% and 5.8% with the exact
+// tail, 9.1% and 15.3% without; AGILELIMITER_ABLATE=exact-tail). The worst
+// seed still refuses 17% (25% without): there reports fill a window of a few
+// calls, whose growth is capped by what the round's answers show in flight,
+// and the stuck test cuts it for them (docs/controller-rewrite.md).
 func TestADearRouteOfItsOwnIsNotCutFor(t *testing.T) {
 	t.Parallel()
 	const (
@@ -396,37 +397,31 @@ func TestADearRouteOfItsOwnIsNotCutFor(t *testing.T) {
 			lim := agilelimiter.NewConcurrency(agilelimiter.ConcurrencyConfig{MaxLimit: 51, SLOTarget: slo})
 			lim.Start()
 			defer lim.Stop()
-			var mu sync.Mutex
+			// Every request's cost and the gap before the next are drawn
+			// here, in arrival order, so that the order in which the bubble
+			// runs goroutines that wake at one instant does not change them.
 			rng := rand.New(rand.NewPCG(seed, 2))
 			exp := func(mean time.Duration) time.Duration {
-				mu.Lock()
-				defer mu.Unlock()
 				return time.Duration(rng.ExpFloat64() * float64(mean))
 			}
-			report := func() bool {
-				mu.Lock()
-				defer mu.Unlock()
-				return rng.Float64() < 1.0/16
-			}
 			workers := make(chan struct{}, 8)
-			call := func() error {
-				d := exp(33 * time.Millisecond)
-				if report() {
-					d *= 57
-				}
-				workers <- struct{}{}
-				time.Sleep(d)
-				<-workers
-				return nil
-			}
 			var offered, refused, inside atomic.Int64
 			var wg sync.WaitGroup
 			start := time.Now()
 			for time.Since(start) < run {
+				d := exp(33 * time.Millisecond)
+				if rng.Float64() < 1.0/16 {
+					d *= 57
+				}
 				counted := time.Since(start) >= warm
 				wg.Go(func() {
 					t0 := time.Now()
-					err := lim.Do(call)
+					err := lim.Do(func() error {
+						workers <- struct{}{}
+						time.Sleep(d)
+						<-workers
+						return nil
+					})
 					if !counted {
 						return
 					}
@@ -448,7 +443,7 @@ func TestADearRouteOfItsOwnIsNotCutFor(t *testing.T) {
 	slices.Sort(shares)
 	median, upper := (shares[seeds/2-1]+shares[seeds/2])/2, shares[seeds*3/4-1]
 	t.Logf("refused: median %.1f%%, twelfth of 16 seeds %.1f%%, worst %.1f%%", 100*median, 100*upper, 100*shares[seeds-1])
-	if median > 0.05 || upper > 0.12 {
-		t.Errorf("refused a median %.1f%% of the requests, %.1f%% on the twelfth of 16 seeds; want at most 5%% and 12%%", 100*median, 100*upper)
+	if median > 0.06 || upper > 0.10 {
+		t.Errorf("refused a median %.1f%% of the requests, %.1f%% on the twelfth of 16 seeds; want at most 6%% and 10%%", 100*median, 100*upper)
 	}
 }
