@@ -372,9 +372,9 @@ func TestASlowerResourceGetsItsWindowBack(t *testing.T) {
 // Eight workers take 33 ms a call on average (exponential), and one call in
 // sixteen is a report 57 times dearer, 1.9 s, three times the 630 ms SLO:
 // about 4% of the answers are past the SLO at any window, and at 36 calls a
-// second (two thirds of the capacity) no call waits for a worker. The law
-// learns that tail, and judges each round against it by its exact binomial
-// tail. By the normal bound, two answers of eight past the SLO over a tail of
+// second (two thirds of the capacity) about one call in five waits for a
+// worker (Erlang's C). The law learns that tail, and judges each round
+// against it by its exact binomial tail. By the normal bound, two answers of eight past the SLO over a tail of
 // 2–4% read as a breach, which a round within the tail shows several times in
 // a hundred, and the window was cut every few seconds. Over 16 seeds of the
 // arrivals and costs, after the first 5 s, the median seed must refuse at most
