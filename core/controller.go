@@ -840,8 +840,8 @@ func waitOf(r, f *snapshot) float64 {
 // p99 SLO allows (or than the resource's own tail, if more), beyond what
 // chance explains: a one-sided binomial test at sloZ standard deviations, and
 // never on fewer than two answers. Over a tail of the resource's own, the
-// test is the exact binomial tail: a round of 8–30 answers expects well under
-// one answer past the SLO there, where the normal bound is furthest from the
+// test is the exact binomial tail: a round of 8–30 answers expects under one
+// answer past the SLO there, where the normal bound is furthest from the
 // thousandth it stands for. Over a tail of 3%, two answers of eight past the
 // SLO are a breach by the normal bound, and a round within the tail shows
 // them 22 times in a thousand: a resource whose dear route is past the SLO on

@@ -374,15 +374,16 @@ func TestASlowerResourceGetsItsWindowBack(t *testing.T) {
 // about 4% of the answers are past the SLO at any window, and at 36 calls a
 // second (two thirds of the capacity) about one call in five waits for a
 // worker (Erlang's C). The law learns that tail, and judges each round
-// against it by its exact binomial tail. By the normal bound, two answers of eight past the SLO over a tail of
-// 2–4% read as a breach, which a round within the tail shows several times in
-// a hundred, and the window was cut every few seconds. Over 16 seeds of the
-// arrivals and costs, after the first 5 s, the median seed must refuse at most
-// 6% of the requests and the twelfth at most 10% (3.9% and 5.8% with the exact
-// tail, 9.1% and 15.3% without; AGILELIMITER_ABLATE=exact-tail). The worst
-// seed still refuses 17% (25% without): there reports fill a window of a few
-// calls, whose growth is capped by what the round's answers show in flight,
-// and the stuck test cuts it for them (docs/controller-rewrite.md).
+// against it by its exact binomial tail. By the normal bound, two answers of
+// eight past the SLO over a tail of 2–3% read as a breach, which a round
+// within the tail shows 10–22 times in a thousand, and the window was cut
+// every few seconds. Over 16 seeds of the arrivals and costs, after the first
+// 5 s, the median seed must refuse at most 6% of the requests and the twelfth
+// at most 10% (3.9% and 5.8% with the exact tail, 9.1% and 15.3% without;
+// AGILELIMITER_ABLATE=exact-tail). The worst seed still refuses 17% (25%
+// without): there reports fill a window of a few calls, whose growth is capped
+// by what the round's answers show in flight, and the stuck test cuts it for
+// them (docs/controller-rewrite.md).
 func TestADearRouteOfItsOwnIsNotCutFor(t *testing.T) {
 	t.Parallel()
 	const (
