@@ -381,9 +381,9 @@ func TestASlowerResourceGetsItsWindowBack(t *testing.T) {
 // 5 s, the median seed must refuse at most 6% of the requests and the twelfth
 // at most 10% (3.9% and 5.8% with the exact tail, 9.1% and 15.3% without;
 // AGILELIMITER_ABLATE=exact-tail). The worst seed still refuses 17% (25%
-// without): there reports fill a window of a few calls, whose growth is capped
-// by what the round's answers show in flight, and the stuck test cuts it for
-// them (docs/controller-rewrite.md).
+// without): there a round closed at half a second on reports alone reads
+// seconds of queue, and Vegas halves a window of ten; the SLO test and the
+// floor probe take it lower (docs/controller-rewrite.md, forty-ninth session).
 func TestADearRouteOfItsOwnIsNotCutFor(t *testing.T) {
 	t.Parallel()
 	const (
