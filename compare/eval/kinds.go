@@ -39,9 +39,18 @@ const (
 
 var sloKinds = []string{kindSLOKept, kindSLOLost}
 
-// kindGroups are the three ways the breakdowns by kind group scenarios: by
-// kind of resource (ResourceKind), by kind of trace, and by whether the
-// oracle's sweep kept the SLO's p99 (SLOKind).
+// The kinds of request mix MixKind names.
+const (
+	kindOneRoute = "one route"
+	kindMix      = "a mix of routes"
+)
+
+var mixKinds = []string{kindOneRoute, kindMix}
+
+// kindGroups are the four ways the breakdowns by kind group scenarios: by
+// kind of resource (ResourceKind), by kind of trace, by whether the
+// oracle's sweep kept the SLO's p99 (SLOKind), and by whether the requests
+// mix routes (MixKind).
 var kindGroups = []struct {
 	name  string
 	kinds []string
@@ -50,6 +59,19 @@ var kindGroups = []struct {
 	{"resource", resourceKinds, func(r *Row) string { return ResourceKind(&r.Scenario) }},
 	{"trace", traceNames[:], func(r *Row) string { return r.Scenario.Trace.Kind.String() }},
 	{"slo", sloKinds, SLOKind},
+	{"mix", mixKinds, func(r *Row) string { return MixKind(&r.Scenario) }},
+}
+
+// MixKind says whether a scenario's requests mix routes of different costs
+// (a health check beside a report) or are all of one route. A round's
+// answers are the calls that finished in it, weighted toward the route that
+// holds the slots, so a mix is what a limiter's reading of one round is
+// most often wrong about: the kind tells those runs apart.
+func MixKind(sc *Scenario) string {
+	if len(sc.Routes) > 1 {
+		return kindMix
+	}
+	return kindOneRoute
 }
 
 // SLOKind says whether some fixed limit (or pacing share, outbound) of r's
@@ -88,7 +110,8 @@ func ResourceKind(sc *Scenario) string {
 // ByKind returns arm's figures on ev's scenarios, by kind of resource
 // (ResourceKind), then by kind of trace (the capacity trace's kind), then by
 // whether some fixed limit kept the SLO's p99 (SLOKind; rows with no sweep
-// have none), each kind with at least one scenario, in that order. A
+// have none), then by whether the requests mix routes (MixKind), each kind
+// with at least one scenario, in that order. A
 // scenario counts once in each list.
 // It returns nil if ev has no such arm.
 func (ev Evaluation) ByKind(arm string) []KindSummary {
@@ -134,13 +157,14 @@ func (ev Evaluation) ByKind(arm string) []KindSummary {
 // KindPaired is Compare on the scenarios of one kind.
 type KindPaired struct {
 	// Group is how the kind was read: "resource" (ResourceKind),
-	// "trace" (the capacity trace's kind) or "slo" (SLOKind).
+	// "trace" (the capacity trace's kind), "slo" (SLOKind) or "mix"
+	// (MixKind).
 	Group, Kind string
 	Paired
 }
 
 // CompareByKind is Compare on each kind's scenarios, grouped as ByKind
-// groups them (by resource, by trace, by SLO), for every kind that both a and
+// groups them (by resource, by trace, by SLO, by mix), for every kind that both a and
 // b ran. A change to the law often lifts one kind and costs another (a
 // smaller step after each reversal lifted processors shared past a knee
 // and cost FIFO servers at a few calls a second), and the ratio over every
@@ -186,8 +210,9 @@ func Pool(reps []Report) Report {
 	return p
 }
 
-// WriteKindsMarkdown writes the arm "agile"'s figures by kind of resource
-// and of trace, over rep's runs (draws of them pooled: see Pool).
+// WriteKindsMarkdown writes the arm "agile"'s figures by kind of resource,
+// of trace, of SLO and of request mix, over rep's runs (draws of them
+// pooled: see Pool).
 func WriteKindsMarkdown(w io.Writer, rep Report, draws int) {
 	fmt.Fprintf(w, "## By kind\n\n")
 	runs := "scenario"
@@ -195,10 +220,10 @@ func WriteKindsMarkdown(w io.Writer, rep Report, draws int) {
 		runs = fmt.Sprintf("run (a scenario on one of the %d draws)", draws)
 	}
 	fmt.Fprintf(w, "`agile`'s figures by the kind of resource and by what happens to it, one row a kind: "+
-		"each %s counts once under its resource, once under its trace, and once under whether some fixed limit "+
+		"each %s counts once under its resource, once under its trace, once under whether some fixed limit "+
 		"of the oracle's sweep kept the p99 inside the SLO (where none did, the resource's own tail is past the SLO "+
 		"at any window, and only the goal's bar of 90%% inside (less where no fixed limit reaches it) can be met, not "+
-		"the p99 the limiter guards). *Depth* and *motion* are the medians of the split in \"Depth and motion\", above. "+
+		"the p99 the limiter guards), and once under whether its requests mix routes of different costs. *Depth* and *motion* are the medians of the split in \"Depth and motion\", above. "+
 		"Groups are small: read the counts.\n\n", runs)
 	for _, ev := range []Evaluation{rep.Outbound, rep.Inbound} {
 		ks := ev.ByKind("agile")

@@ -2,6 +2,7 @@ package eval_test
 
 import (
 	"math"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -9,8 +10,8 @@ import (
 	"github.com/agilelimiter/agilelimiter/compare/eval"
 )
 
-// ByKind counts each run once under its resource and once under its trace,
-// and the page prints what it counts.
+// ByKind counts each run once under its resource, once under its trace and
+// once under its mix, and the page prints what it counts.
 func TestByKind(t *testing.T) {
 	row := func(law eval.Law, servers int, kind eval.TraceKind, meets bool, of, agile, failsafe float64) eval.Row {
 		return eval.Row{
@@ -39,6 +40,7 @@ func TestByKind(t *testing.T) {
 		{Kind: "processor shared past a knee", N: 1, Meets: 1, OfOracle: 0.9, AtLeastFailsafe: 0},
 		{Kind: "constant", N: 1, Meets: 0, OfOracle: 0.5, AtLeastFailsafe: 1},
 		{Kind: "flap", N: 3, Meets: 2, OfOracle: 0.9, AtLeastFailsafe: 1},
+		{Kind: "one route", N: 4, Meets: 2, OfOracle: 0.8, AtLeastFailsafe: 2},
 	}
 	if len(order) != len(want) {
 		t.Fatalf("kinds %v; want %d kinds, those with a run", order, len(want))
@@ -60,8 +62,20 @@ func TestByKind(t *testing.T) {
 	noFailsafe := eval.Evaluation{Direction: eval.Outbound, Arms: []string{"agile"}, Rows: []eval.Row{
 		{Scenario: eval.Scenario{Law: eval.PSKnee}, Cells: []eval.Cell{{OfOracle: 1, Meets: true}}},
 	}}
-	if ks := noFailsafe.ByKind("agile"); len(ks) != 2 || ks[0].AtLeastFailsafe != -1 {
-		t.Errorf("without failsafe-go: %+v; want two kinds, AtLeastFailsafe -1", ks)
+	if ks := noFailsafe.ByKind("agile"); len(ks) != 3 || ks[0].AtLeastFailsafe != -1 {
+		t.Errorf("without failsafe-go: %+v; want three kinds, AtLeastFailsafe -1", ks)
+	}
+	mixed := ev
+	mixed.Rows = slices.Clone(ev.Rows)
+	mixed.Rows[1].Scenario.Routes = []eval.Route{{Name: "health", Share: 0.5, Cost: 0.01}, {Name: "normal", Share: 0.5, Cost: 1.99}}
+	var mixKinds []eval.KindSummary
+	for _, k := range mixed.ByKind("agile") {
+		if k.Kind == "one route" || k.Kind == "a mix of routes" {
+			mixKinds = append(mixKinds, k)
+		}
+	}
+	if len(mixKinds) != 2 || mixKinds[0].N != 3 || mixKinds[1].N != 1 || mixKinds[1].Meets != 0 || mixKinds[1].AtLeastFailsafe != 1 {
+		t.Errorf("one run of four with a mix: %+v; want one route 3 runs, a mix 1 run (not meeting, at failsafe-go's goodput)", mixKinds)
 	}
 
 	// With a sweep, a kind's depth and motion are its runs' medians: a
@@ -132,6 +146,7 @@ func TestCompareByKind(t *testing.T) {
 		{"resource", "processor shared past a knee", 2, 0, 2, math.Sqrt(1.5 * 1.2)},
 		{"trace", "constant", 2, 1, 1, math.Sqrt(1.2 * 0.8)},
 		{"trace", "flap", 2, 1, 1, math.Sqrt(1.5 * 0.5)},
+		{"mix", "one route", 4, 2, 2, math.Pow(1.5*1.2*0.5*0.8, 0.25)},
 	}
 	if len(got) != len(want) {
 		t.Fatalf("CompareByKind: %+v; want %d kinds, those with a run", got, len(want))

@@ -100,7 +100,8 @@ func pairs(base, rep eval.Report) string {
 	return line
 }
 
-// pairsByKind formats pairs by kind of resource and of trace, a line for
+// pairsByKind formats pairs by kind of resource, of trace and of mix (and
+// of SLO, where the runs have sweeps), a line for
 // each direction and grouping: each kind's geometric mean of the goodput
 // ratios, the scenarios that fell and rose, and how many it has. A change
 // that lifts one kind and costs another moves the ratio over every

@@ -19,8 +19,8 @@ func TestVariantSplitsRulesFromThresholds(t *testing.T) {
 	}
 }
 
-// Each direction that ran gets a line by resource and one by trace, every
-// kind with its ratio and its scenarios that fell and rose.
+// Each direction that ran gets a line by resource, one by trace and one by
+// mix, every kind with its ratio and its scenarios that fell and rose.
 func TestPairsByKind(t *testing.T) {
 	row := func(name string, law eval.Law, of float64) eval.Row {
 		return eval.Row{
@@ -34,7 +34,8 @@ func TestPairsByKind(t *testing.T) {
 	base := eval.Report{Outbound: ev(row("a", eval.PSKnee, 0.60), row("b", eval.FIFOExp, 1.00))}
 	rep := eval.Report{Outbound: ev(row("a", eval.PSKnee, 0.90), row("b", eval.FIFOExp, 1.00))}
 	want := "    outbound by resource: FIFO, 2 servers or more ×1.000 −0/+0 of 1 · processor shared past a knee ×1.500 −0/+1 of 1\n" +
-		"    outbound by trace: constant ×1.225 −0/+1 of 2\n"
+		"    outbound by trace: constant ×1.225 −0/+1 of 2\n" +
+		"    outbound by mix: one route ×1.225 −0/+1 of 2\n"
 	if got := pairsByKind(base, rep); got != want {
 		t.Errorf("pairsByKind:\n%s\nwant:\n%s", got, want)
 	}
