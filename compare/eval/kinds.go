@@ -64,9 +64,10 @@ var kindGroups = []struct {
 
 // MixKind says whether a scenario's requests mix routes of different costs
 // (a health check beside a report) or are all of one route. A round's
-// answers are the calls that finished in it, weighted toward the route that
-// holds the slots, so a mix is what a limiter's reading of one round is
-// most often wrong about: the kind tells those runs apart.
+// answers are the calls that finished in it, weighted toward the route
+// that holds the slots, so a limiter reads a round of a mix from fewer
+// answers than it holds; inbound, the mix is the split that costs the law
+// the most runs (docs/controller-rewrite.md, fifty-first session).
 func MixKind(sc *Scenario) string {
 	if len(sc.Routes) > 1 {
 		return kindMix
@@ -164,8 +165,8 @@ type KindPaired struct {
 }
 
 // CompareByKind is Compare on each kind's scenarios, grouped as ByKind
-// groups them (by resource, by trace, by SLO, by mix), for every kind that both a and
-// b ran. A change to the law often lifts one kind and costs another (a
+// groups them (by resource, by trace, by SLO, by mix), for every kind that
+// both a and b ran. A change to the law often lifts one kind and costs another (a
 // smaller step after each reversal lifted processors shared past a knee
 // and cost FIFO servers at a few calls a second), and the ratio over every
 // scenario hides both.

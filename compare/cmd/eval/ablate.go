@@ -101,11 +101,11 @@ func pairs(base, rep eval.Report) string {
 }
 
 // pairsByKind formats pairs by kind of resource, of trace and of mix (and
-// of SLO, where the runs have sweeps), a line for
-// each direction and grouping: each kind's geometric mean of the goodput
-// ratios, the scenarios that fell and rose, and how many it has. A change
-// that lifts one kind and costs another moves the ratio over every
-// scenario by little; these lines show both.
+// of SLO, where the runs have sweeps), a line for each direction and
+// grouping: each kind's geometric mean of the goodput ratios, the
+// scenarios that fell and rose, and how many it has. A change that lifts
+// one kind and costs another moves the ratio over every scenario by
+// little; these lines show both.
 func pairsByKind(base, rep eval.Report) string {
 	var b strings.Builder
 	for _, ev := range [][2]eval.Evaluation{{base.Outbound, rep.Outbound}, {base.Inbound, rep.Inbound}} {
