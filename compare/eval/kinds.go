@@ -64,10 +64,10 @@ var kindGroups = []struct {
 
 // MixKind says whether a scenario's requests mix routes of different costs
 // (a health check beside a report) or are all of one route. A round's
-// answers are the calls that finished in it, weighted toward the route
-// that holds the slots, so a limiter reads a round of a mix from fewer
-// answers than it holds; inbound, the mix is the split that costs the law
-// the most runs (docs/controller-rewrite.md, fifty-first session).
+// answers are the calls that finished in it, weighted toward the route that
+// holds the slots, so one round of a mix is not the mix; inbound, the mix
+// is the split that costs the law the most runs (docs/controller-rewrite.md,
+// fifty-first session).
 func MixKind(sc *Scenario) string {
 	if len(sc.Routes) > 1 {
 		return kindMix
@@ -112,8 +112,8 @@ func ResourceKind(sc *Scenario) string {
 // (ResourceKind), then by kind of trace (the capacity trace's kind), then by
 // whether some fixed limit kept the SLO's p99 (SLOKind; rows with no sweep
 // have none), then by whether the requests mix routes (MixKind), each kind
-// with at least one scenario, in that order. A
-// scenario counts once in each list.
+// with at least one scenario, in that order. A scenario counts once in each
+// list.
 // It returns nil if ev has no such arm.
 func (ev Evaluation) ByKind(arm string) []KindSummary {
 	j := slices.Index(ev.Arms, arm)
@@ -166,10 +166,10 @@ type KindPaired struct {
 
 // CompareByKind is Compare on each kind's scenarios, grouped as ByKind
 // groups them (by resource, by trace, by SLO, by mix), for every kind that
-// both a and b ran. A change to the law often lifts one kind and costs another (a
-// smaller step after each reversal lifted processors shared past a knee
-// and cost FIFO servers at a few calls a second), and the ratio over every
-// scenario hides both.
+// both a and b ran. A change to the law often lifts one kind and costs
+// another (a smaller step after each reversal lifted processors shared past
+// a knee and cost FIFO servers at a few calls a second), and the ratio over
+// every scenario hides both.
 func CompareByKind(a, b Evaluation, arm string) []KindPaired {
 	var out []KindPaired
 	for _, g := range kindGroups {

@@ -35,10 +35,10 @@
 // smoothing, slo-z, floor-period: core's knob calls) to another value, and
 // the figures say what the value in the law buys. Beside each variant's
 // figures come the scenario-by-scenario pairs against the law (eval.Compare),
-// over each direction and then by kind of resource, of trace, of SLO and of mix
-// (eval.CompareByKind): a change that lifts one kind and costs another shows
-// there. It needs core built so
-// that it reads AGILELIMITER_ABLATE and AGILELIMITER_KNOB, which only the tag
+// over each direction and then by kind of resource, of trace, of SLO and
+// of mix (eval.CompareByKind): a change that lifts one kind and costs
+// another shows there. It needs core built so that it reads
+// AGILELIMITER_ABLATE and AGILELIMITER_KNOB, which only the tag
 // agilelimiter_ablate does:
 //
 //	go run -tags agilelimiter_ablate ./compare/cmd/eval -set training -sweeps /tmp/sweeps.json -ablate gate,floor-probe
