@@ -216,7 +216,9 @@ func TestModelALevelShiftTheProbeFindsGivesTheCutsBack(t *testing.T) {
 	}
 	c.probed-- // a new floor period
 	feed(c, int(c.w*2), 50*ms, 0, true)
-	expect(t, c, "probe", math.Round(probeShareMax*c.probe.w), decFloorProbe) // a window past 11
+	// A window under 22 calls: the probe keeps the calls in service at
+	// Vegas' equilibrium less one, (w − 1)/1.2 − 1.
+	expect(t, c, "probe", math.Round((c.probe.w-1)/1.2-1), decFloorProbe)
 	for c.settling {
 		feed(c, int(c.w*2), 50*ms, 0, true)
 	}
@@ -477,16 +479,18 @@ func probing(t *testing.T, d time.Duration) *controller {
 	c.w, c.limit = 20, 20
 	c.probed-- // a new floor period
 	feed(c, 40, d, 0, true)
-	expect(t, c, "probe", 13, decFloorProbe) // two thirds of 20
+	expect(t, c, "probe", 15, decFloorProbe) // (20 − 1)/1.2 − 1 = 14.8 of 20
 	return c
 }
 
 func TestModelAProbeThatGetsMoreThroughKeepsItsWindow(t *testing.T) {
 	// A window of 20 calls at 100 ms gets 200 calls a second through. A
-	// probe keeps 13 of them: a FIFO server past its workers answers them
-	// as fast as before, at 65 ms, and the window goes back to 20; a
-	// processor whose knee is 7 calls answers each (20/13)² times faster,
-	// at 42 ms, 310 calls a second: past its knee, the window stays at 13.
+	// probe keeps 14.8 of them: a FIFO server past its workers answers them
+	// as fast as before, at 74 ms, and the window goes back to 20; a
+	// processor whose knee is 7 calls answers each (20/14.8)² times faster,
+	// at 55 ms, 270 calls a second, 1.35 times as many where a probe of
+	// that share asks 1.28 (kneeGain): past its knee, the window stays at
+	// the probe's.
 	for _, tc := range []struct {
 		name    string
 		perTick int
@@ -494,8 +498,8 @@ func TestModelAProbeThatGetsMoreThroughKeepsItsWindow(t *testing.T) {
 		window  float64
 		dec     decision
 	}{
-		{"FIFO", 20, 65 * ms, 20, decFloor},
-		{"processor past its knee", 31, 42 * ms, 13, decKnee},
+		{"FIFO", 20, 74 * ms, 20, decFloor},
+		{"processor past its knee", 27, 55 * ms, 15, decKnee},
 	} {
 		c := newSemaphore(t, ConcurrencyConfig{MaxLimit: 100, InitialLimit: 20})
 		c.cold = false
@@ -503,7 +507,7 @@ func TestModelAProbeThatGetsMoreThroughKeepsItsWindow(t *testing.T) {
 		c.w, c.limit = 20, 20
 		c.probed-- // a new floor period
 		feed(c, 20, 100*ms, 0, true)
-		expect(t, c, tc.name+": probe", 13, decFloorProbe)
+		expect(t, c, tc.name+": probe", 15, decFloorProbe)
 		for c.settling {
 			feed(c, tc.perTick, tc.lat, 0, true)
 		}
@@ -714,9 +718,9 @@ func TestModelQueueLeavesTheSLORoom(t *testing.T) {
 
 func TestModelFloorProbeDrainsTheQueueVegasKeeps(t *testing.T) {
 	// A probe keeps the calls in service at Vegas' equilibrium, less one
-	// ((w − 1)/1.2 − 1), never less than half the window nor more than two
-	// thirds; the first probe, before any has measured the floor, keeps
-	// half. A window of w calls at a 24 ms floor, in flight at 20 ms.
+	// ((w − 1)/1.2 − 1), never less than half the window nor more than
+	// three quarters; the first probe, before any has measured the floor,
+	// keeps half. A window of w calls at a 24 ms floor, in flight at 20 ms.
 	for _, tc := range []struct {
 		w        float64
 		measured bool
@@ -724,9 +728,10 @@ func TestModelFloorProbeDrainsTheQueueVegasKeeps(t *testing.T) {
 	}{
 		{4, true, 2},        // (3/1.2 − 1) = 1.5 calls: half the window
 		{8, true, 4.83},     // (7/1.2 − 1): 0.60 of it
-		{30, true, 20},      // 23.2 calls, past two thirds
+		{20, true, 14.83},   // (19/1.2 − 1): 0.74 of it
+		{30, true, 22.5},    // 23.2 calls, past three quarters
 		{30, false, 15},     // the first probe
-		{100, true, 66.67},  // two thirds
+		{100, true, 75.00},  // three quarters
 		{100, false, 50.00}, // half
 	} {
 		c := newSemaphore(t, ConcurrencyConfig{MaxLimit: 1000, InitialLimit: 10})
@@ -787,7 +792,7 @@ func TestModelFloorProbeThatHearsNothingEnds(t *testing.T) {
 		feed(c, 0, 0, 0, true)
 	}
 	feed(c, 0, 0, 0, true) // 100 ms: the probe goes on
-	expect(t, c, "100 ms, no answer", 13, decBlind)
+	expect(t, c, "100 ms, no answer", 15, decBlind)
 	feed(c, 0, 0, 0, true)
 	expect(t, c, "200 ms, no answer", 20, decFloor)
 	if got := time.Duration(c.floorMed); got != time.Duration(at(20*ms)) {
