@@ -411,10 +411,12 @@ const (
 	// a processor behind a mix: 0.13 → 0.65), nothing lost; at 1.2, +0 and +2.
 	// Over 8 answers each it fired on noise: outbound −10/+9. A probe keeping
 	// more of the window gets less through past a knee (1/s at a share s), so
-	// the gain asked is four fifths of the way from a FIFO server's 1 to that
-	// (kneeGain): 1.4 at ⅔, 1.28 at a probe of three quarters.
+	// the gain asked is probeKneeShare of the way from a FIFO server's 1 to
+	// that (kneeGain), four fifths: 1.4 at ⅔, the gain measured above, and
+	// 1.28 at a probe of three quarters.
 	probeKneeGain    = 1.4
 	probeKneeAnswers = 16
+	probeKneeShare   = 0.8
 	// minWindow is the smallest window: one call.
 	minWindow = 1.0
 	// initialWindow is the fewest calls a rate limit lets out before its
@@ -458,7 +460,7 @@ func probeShare(w float64) float64 {
 }
 
 // kneeGain is how much more a floor probe keeping the share s of the window
-// must get through to say the window was past a knee: four fifths of the way
+// must get through to say the window was past a knee: probeKneeShare of the way
 // from a FIFO server's 1 (a narrower window gets as much through) to the 1/s a
 // processor past its knee gets (every call (w/k)² slower), never more than
 // probeKneeGain. At ⅔ that is probeKneeGain itself; a fixed 1.4 would ask a
@@ -471,7 +473,7 @@ func kneeGain(s float64) float64 {
 	if s <= 0 || s >= 1 {
 		return probeKneeGain
 	}
-	return math.Min(probeKneeGain, 1+0.8*(1/s-1))
+	return math.Min(probeKneeGain, 1+probeKneeShare*(1/s-1))
 }
 
 // initialLimit is a semaphore's starting limit when InitialLimit is zero:
