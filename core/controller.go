@@ -470,7 +470,7 @@ func probeShare(w float64) float64 {
 // 460 with it, outbound 336 either way; it keeps the knee's test at 20 calls,
 // TestModelAProbeThatGetsMoreThroughKeepsItsWindow).
 func kneeGain(s float64) float64 {
-	if s <= 0 || s >= 1 {
+	if s >= 1 { // a window of one call: the probe could not narrow it
 		return probeKneeGain
 	}
 	return math.Min(probeKneeGain, 1+probeKneeShare*(1/s-1))
