@@ -302,6 +302,37 @@ func TestModelStartupAfterRefusalsGrowsOnEachAnswer(t *testing.T) {
 	expect(t, c, "three answers", 2, decStartup)
 }
 
+func TestModelStartupAfterRefusalsDoublesToSsthreshWhateverTheWait(t *testing.T) {
+	c := newSemaphore(t, ConcurrencyConfig{MaxLimit: 200, InitialLimit: 40, SLOTarget: 100 * ms})
+	feed(c, 200, 20*ms, 0, true) // an epoch: the floor is 20 ms
+	w := 2*heldBy(200, 20*ms) + queueCalls
+	for range 3 {
+		feed(c, 0, 0, 30, true)
+	}
+	expect(t, c, "an outage", w/8, decRefused) // ssthresh is w/2
+	// The resource is back, and every answer takes 40 ms: a wait of 20 ms
+	// over the floor from before the outage, a queue by startup's test.
+	// Below ssthresh the rounds double the window all the same (TCP's slow
+	// start to ssthresh: half what the refusals found is what the resource
+	// held before them).
+	feed(c, 26, 40*ms, 0, true) // 10.4 calls in flight
+	expect(t, c, "the first round", w/4, decStartup)
+	if !c.cold {
+		t.Fatal("the first round after the outage ended startup; want it to go on to ssthresh")
+	}
+	feed(c, 52, 40*ms, 0, true) // 20.8 calls in flight
+	expect(t, c, "the second round", w/2, decStartup)
+	// At ssthresh the wait ends startup, as it ends any: this round's
+	// doubling of the calls in service is the last, halfway.
+	floor := c.floorHist
+	feed(c, 104, 40*ms, 0, true)
+	wait, mean := waitOf(samples(104, 40*ms), &floor), float64(samples(104, 40*ms).mean())
+	expect(t, c, "at ssthresh", w/2+smoothing*(target(2, w/2, wait, mean)-w/2), decStartup)
+	if c.cold {
+		t.Fatal("a queue at ssthresh left startup on")
+	}
+}
+
 func TestModelRefusalsBackOffTheRate(t *testing.T) {
 	// A rate limit lets out 1200 calls a second at 5 ms (its window of 20
 	// would carry 4800). A refused call comes back at once, and a window
