@@ -634,6 +634,31 @@ func TestModelPaceLetsOutWhatTheWindowHasRoomFor(t *testing.T) {
 			}
 		})
 	}
+	// What comes back in the next tick is at most what is out now, and the
+	// window again as often as its fastest calls turn over in the tick.
+	for _, tc := range []struct {
+		name           string
+		fast           time.Duration // the floor's fastest tenth
+		inflight, done float64
+		quota          float64
+	}{
+		// A window of 30 all came back in the last tick, and a call takes
+		// longer than a tick: none can come back in this one, and the
+		// window goes out once, not twice.
+		{"a window that all came back goes out once", 150 * ms, 0, 30, 30},
+		{"what is out comes back at most", 150 * ms, 10, 40, 30},
+		// Calls that turn over five times a tick come back as they did.
+		{"calls that turn over in the tick come back again", 20 * ms, 5, 100, 125},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			c := newController(settingsFor(t, Config{MinRate: 1, MaxRate: 2000}))
+			c.w, c.limit, c.inflight, c.floorFast = 30, 800, tc.inflight, tc.fast
+			got := c.pace(tick{hist: samples(0, 0), dt: 100 * ms, completions: tc.done})
+			if c.quota != tc.quota || math.Abs(got-tc.quota*10) > 1e-6 {
+				t.Errorf("quota %.2f, pace %.2f; want %.2f calls, %.2f/s", c.quota, got, tc.quota, tc.quota*10)
+			}
+		})
+	}
 	t.Run("no count before the first round, nor for a semaphore", func(t *testing.T) {
 		c := newController(settingsFor(t, Config{MinRate: 1, MaxRate: 2000}))
 		c.pace(tick{hist: samples(0, 0), dt: 100 * ms})
@@ -809,6 +834,45 @@ func TestModelFloorProbeLastsForItsAnswers(t *testing.T) {
 	}
 	if got := time.Duration(c.floorMed); got != time.Duration(at(70*ms)) {
 		t.Errorf("floor %v; want the latency the probe saw, %v", got, time.Duration(at(70*ms)))
+	}
+}
+
+func TestModelARateLimitsProbeWaitsForItsFourthAnswer(t *testing.T) {
+	// A level shift (20 → 80 ms) that Vegas answered by narrowing a rate
+	// limit's window to two calls: its probe keeps one. The window turns
+	// over at the 10 ms tick after each answer, a call every 90 ms, so
+	// the 320 ms Little's law gives the probe carries three answers; the
+	// probe goes on for the fourth, and the floor is the level shift's.
+	c := newController(settingsFor(t, Config{MinRate: 1, MaxRate: 1000}))
+	c.probed, c.measured, c.cold = clock.UnixNano()/int64(floorPeriod), true, false
+	c.anchor(float64(20*ms), float64(20*ms), samples(64, 20*ms))
+	c.w, c.inflight = 2, 1
+	c.startProbe(1, evidence{latency: float64(80 * ms), mean: float64(80 * ms)})
+	if want := time.Duration(probeSamples * 80 * ms); c.probe.d != want {
+		t.Fatalf("probe lasts %v at least; want %v", c.probe.d, want)
+	}
+	dt := c.s.tick
+	answers := 0
+	for i := 1; i <= int(roundMaxTime/dt); i++ {
+		n := 0
+		if i%9 == 0 { // a call out, its answer 80 ms later, the next at the tick
+			n = 1
+		}
+		answers += n
+		c.step(tick{hist: samples(n, 80*ms), saturated: true, admitted: float64(n) / dt.Seconds(),
+			dt: dt, now: clock, completions: float64(n)})
+		if c.view.decision == decFloor {
+			break
+		}
+		if answers < probeSamples && c.view.decision != decFloorProbe && c.view.decision != decBlind {
+			t.Fatalf("tick %d, %d answers: %v; want the probe to go on", i, answers, c.view.decision)
+		}
+	}
+	if c.view.decision != decFloor || answers != probeSamples {
+		t.Fatalf("%v after %d answers; want the floor measured at the fourth", c.view.decision, answers)
+	}
+	if got := time.Duration(c.floorMed); got != time.Duration(at(80*ms)) {
+		t.Errorf("floor %v; want the latency the probe saw, %v", got, time.Duration(at(80*ms)))
 	}
 }
 
