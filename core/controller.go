@@ -811,22 +811,19 @@ func (c *controller) decide(in tick) decision {
 		// A floor probe lasts a time, not a count of answers (at half the
 		// window a count takes twice as long): probeTime, a floor latency,
 		// or the time its window takes to carry probeSamples answers.
-		if r.unreachable == 0 && r.dt < c.probeLasts() {
-			return decFloorProbe
-		}
-		if c.s.rate && r.unreachable == 0 && r.hist.n < probeSamples && r.dt < roundMaxTime && uses("probe-answers") {
-			// A rate limit's window turns over at its tick, not at each
-			// answer: at a window of one call and a round trip of a few
-			// ticks, the time Little's law gives the probe carried three
-			// answers, too few to set the floor, and a level shift at a
-			// window of one was never learnt (compare/sim's benign-bump,
-			// 20 → 70 ms: seeds 7, 19 and 22 at 0.38–0.58 of the oracle
-			// once the gate counted what comes back, 0.74–0.84 with the
-			// probe waiting for its fourth answer; 30 draws 0.818 →
-			// 0.851). Outbound goodput ×1.0038 on the tuning runs (340 of
-			// 360 meet the goal either way); development draws 2–3, not
-			// tuned on, 224 → 228 of 240. A semaphore's slot turns over
-			// at the answer: waiting there cost 5 of 450 inbound runs.
+		// A rate limit's probe also waits for its probeSamples answers
+		// (up to roundMaxTime): its window turns over at the tick after
+		// each answer, not at the answer, and at a window of one call
+		// and a round trip of a few ticks that time carried three, too
+		// few to set the floor, so a level shift was never learnt
+		// (compare/sim's benign-bump, 20 → 70 ms: seeds 7, 19 and 22 at
+		// 0.38–0.58 of the oracle once the gate counted what comes back,
+		// 0.74–0.84 with the wait; 30 draws 0.818 → 0.851; outbound
+		// goodput ×1.0038 on the tuning runs, development draws 2–3, not
+		// tuned on, 224 → 228 of 240). A semaphore's slot turns over at
+		// the answer: waiting there cost 5 of 450 inbound runs.
+		waits := c.s.rate && r.hist.n < probeSamples && r.dt < roundMaxTime && uses("probe-answers")
+		if r.unreachable == 0 && (r.dt < c.probeLasts() || waits) {
 			return decFloorProbe
 		}
 	case r.unreachable == 0 && r.dt < roundMaxTime &&
