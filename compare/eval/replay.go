@@ -94,16 +94,43 @@ func WithoutProbes(path []LimitAt) []LimitAt {
 // step holds from its instant to end), rounded to whole slots, held from the
 // start.
 func HeldAtMean(path []LimitAt, end time.Duration) []LimitAt {
+	return []LimitAt{{0, meanLimit(path, 0, end), "steady"}}
+}
+
+// HeldAfter returns the path as it was until from, then its limit averaged
+// over [from, end) and held to the end: the start the limiter made, without
+// the motion after it. Against HeldAtMean (the same kind of mean, held from
+// the start) it says what the start left behind: a processor past its knee
+// that the first burst thrashed can answer less for the rest of the run at
+// the very limit a semaphore held from the start gets more at (development
+// in-159: a fixed 24 from the start 647 req/s; half MaxLimit for 0.3 s, then
+// 24, 552).
+func HeldAfter(path []LimitAt, from, end time.Duration) []LimitAt {
+	var out []LimitAt
+	for _, p := range path {
+		if p.At >= from {
+			break
+		}
+		out = append(out, p)
+	}
+	return append(out, LimitAt{from, meanLimit(path, from, end), "steady"})
+}
+
+// meanLimit is the path's limit averaged over [from, end) (the last step
+// holds from its instant to end), rounded to whole slots, at least one.
+func meanLimit(path []LimitAt, from, end time.Duration) int {
 	var area float64
 	for i, p := range path {
 		next := end
 		if i+1 < len(path) {
 			next = path[i+1].At
 		}
-		if next > p.At {
-			area += float64(p.Limit) * (next - p.At).Seconds()
+		if lo, hi := max(p.At, from), min(next, end); hi > lo {
+			area += float64(p.Limit) * (hi - lo).Seconds()
 		}
 	}
-	n := int(area/end.Seconds() + 0.5)
-	return []LimitAt{{0, max(n, 1), "steady"}}
+	if end <= from {
+		return max(path[len(path)-1].Limit, 1)
+	}
+	return max(int(area/(end-from).Seconds()+0.5), 1)
 }

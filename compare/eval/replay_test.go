@@ -1,6 +1,7 @@
 package eval
 
 import (
+	"slices"
 	"testing"
 	"testing/synctest"
 	"time"
@@ -52,6 +53,16 @@ func TestPathVariants(t *testing.T) {
 	// 40·0.1 + 20·0.1 + 12·0.2 + 24·0.1 + 30·0.5 = 25.8 over 1 s.
 	if s := HeldAtMean(path, time.Second); len(s) != 1 || s[0].Limit != 26 || s[0].At != 0 {
 		t.Errorf("HeldAtMean = %+v, want 26 from 0", s)
+	}
+	// The first 250 ms as they were, then (12·0.15 + 24·0.1 + 30·0.5) / 0.75
+	// = 25.6 held.
+	after := HeldAfter(path, 250*ms, time.Second)
+	wantAfter := []LimitAt{path[0], path[1], path[2], {250 * ms, 26, "steady"}}
+	if !slices.Equal(after, wantAfter) {
+		t.Errorf("HeldAfter = %+v, want %+v", after, wantAfter)
+	}
+	if s := HeldAfter(path, 0, time.Second); !slices.Equal(s, HeldAtMean(path, time.Second)) {
+		t.Errorf("HeldAfter from 0 = %+v, want HeldAtMean's %+v", s, HeldAtMean(path, time.Second))
 	}
 	sched := &schedule{path: path}
 	for _, c := range []struct {

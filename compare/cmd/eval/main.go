@@ -78,8 +78,11 @@
 // -replay runs one inbound scenario with the project's limiter, records the
 // path its limit took, and runs that path again through a fixed schedule
 // (eval.Scheduled): as it was (which gets what the limiter got), without its
-// floor probes, and held at its mean. Where -v says a run's motion costs it
-// (eval.Row.Steady), this says which part of the path does.
+// floor probes, held at its mean, and as it was for its first quarter (the
+// settled figures' start) and then held at its mean after it. Where -v says a
+// run's motion costs it (eval.Row.Steady), this says which part of the path
+// does: the gap between the last two is what the start left behind, the gap
+// between the last and the path as it was the motion after the start.
 //
 //	go run ./compare/cmd/eval -replay in-30/d2
 //
@@ -112,7 +115,7 @@ func main() {
 	verbose := flag.Bool("v", false, "print every scenario's figures")
 	only := flag.String("arms", "", "comma-separated arms to run, e.g. agile,failsafe-go (empty: the default arms); failsafe-go-p99 (failsafe-go behind the law's p99 guard) and agile-known-start (the limiter started at the resource's pipe) run only when named; the oracle always runs")
 	ablate := flag.String("ablate", "", "comma-separated rules of the law to turn off one at a time (a+b: both at once), or thresholds to set (name=value), with the figures each moves (needs -tags agilelimiter_ablate)")
-	replay := flag.String("replay", "", "run one inbound scenario (in-N, /dK or -draw K for another draw) with the agile arm, then its limit's path through a fixed schedule: as it was, without its floor probes, and held at its mean")
+	replay := flag.String("replay", "", "run one inbound scenario (in-N, /dK or -draw K for another draw) with the agile arm, then its limit's path through a fixed schedule: as it was, without its floor probes, held at its mean, and its first quarter as it was then held at its mean")
 	trace := flag.String("trace", "", "run one scenario (a named one, out-N or in-N, /dK or -draw K for another draw) with the agile arm alone and print its controller's every tick")
 	draw := flag.Uint64("draw", 0, "run the seed sets' scenarios on this draw of their randomness (0: their own, the one reports read): how far a figure moves between draws is how much of it is luck; with -trace or -replay, the draw of the scenario named")
 	draws := flag.Int("draws", 1, "run the seed sets on this many draws, from -draw on, and report what the figures keep from draw to draw (at least 2 for a report of luck)")
@@ -369,7 +372,7 @@ func drawNote(draw uint64) string {
 func runReplay(t *testing.T, sc *eval.Scenario) {
 	var path []eval.LimitAt
 	show := func(name string, r eval.Result) {
-		fmt.Printf("%-28s goodput %8.1f/s inside %5.1f%% in flight %6.1f\n", name, r.Goodput, 100*r.Inside, r.InFlight(sc.Duration.Seconds()))
+		fmt.Printf("%-32s goodput %8.1f/s inside %5.1f%% in flight %6.1f\n", name, r.Goodput, 100*r.Inside, r.InFlight(sc.Duration.Seconds()))
 	}
 	fmt.Printf("%s: %s\n", sc.Name, sc.About)
 	synctest.Test(t, func(*testing.T) {
@@ -378,6 +381,7 @@ func runReplay(t *testing.T, sc *eval.Scenario) {
 		show("agile", r)
 	})
 	steady := eval.HeldAtMean(path, sc.Duration)
+	after := eval.HeldAfter(path, eval.SettledFrom(sc), sc.Duration)
 	for _, v := range []struct {
 		name string
 		path []eval.LimitAt
@@ -385,6 +389,7 @@ func runReplay(t *testing.T, sc *eval.Scenario) {
 		{"its path, replayed", path},
 		{"without its floor probes", eval.WithoutProbes(path)},
 		{fmt.Sprintf("held at its mean (%d)", steady[0].Limit), steady},
+		{fmt.Sprintf("its start, then its mean (%d)", after[len(after)-1].Limit), after},
 	} {
 		synctest.Test(t, func(*testing.T) { show(v.name, eval.RunInbound(sc, eval.Scheduled(v.name, v.path))) })
 	}
