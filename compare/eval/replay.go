@@ -99,12 +99,11 @@ func HeldAtMean(path []LimitAt, end time.Duration) []LimitAt {
 
 // HeldAfter returns the path as it was until from, then its limit averaged
 // over [from, end) and held to the end: the start the limiter made, without
-// the motion after it. Against HeldAtMean (the same kind of mean, held from
-// the start) it says what the start left behind: a processor past its knee
-// that the first burst thrashed can answer less for the rest of the run at
-// the very limit a semaphore held from the start gets more at (development
-// in-159: a fixed 24 from the start 647 req/s; half MaxLimit for 0.3 s, then
-// 24, 552).
+// the motion after it. Against HeldAtMean (held from the first instant) it
+// says what the start left behind in the resource: a processor past its knee
+// that the first burst thrashed can answer less for the rest of the run than
+// the same limit held from the first instant (development in-159: 24 from the
+// first instant, 647 req/s; half MaxLimit for 0.3 s and then 24, 552).
 func HeldAfter(path []LimitAt, from, end time.Duration) []LimitAt {
 	var out []LimitAt
 	for _, p := range path {
@@ -117,8 +116,12 @@ func HeldAfter(path []LimitAt, from, end time.Duration) []LimitAt {
 }
 
 // meanLimit is the path's limit averaged over [from, end) (the last step
-// holds from its instant to end), rounded to whole slots, at least one.
+// holds from its instant to end), rounded to whole slots, at least one; over
+// an empty span, the path's last limit.
 func meanLimit(path []LimitAt, from, end time.Duration) int {
+	if end <= from {
+		return max(path[len(path)-1].Limit, 1)
+	}
 	var area float64
 	for i, p := range path {
 		next := end
@@ -128,9 +131,6 @@ func meanLimit(path []LimitAt, from, end time.Duration) int {
 		if lo, hi := max(p.At, from), min(next, end); hi > lo {
 			area += float64(p.Limit) * (hi - lo).Seconds()
 		}
-	}
-	if end <= from {
-		return max(path[len(path)-1].Limit, 1)
 	}
 	return max(int(area/(end-from).Seconds()+0.5), 1)
 }
