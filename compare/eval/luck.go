@@ -99,7 +99,18 @@ type ParityLuck struct {
 	// the SLO: it got more through by breaking the p99 target that agile
 	// keeps to, where the goal's bar (90%) leaves it room.
 	Behind, PastP99 int
+	// Within counts, for each of ParityMargins, the runs where agile's
+	// goodput was at least that share of failsafe-go's: how far from a tie
+	// the runs it is behind in are, beside SD, the luck of one run.
+	Within [len(ParityMargins)]int
 }
+
+// ParityMargins are the shares of failsafe-go's goodput ParityLuck.Within
+// counts runs at: a run's difference moves by several percent of the
+// oracle between draws (± 0.07–0.09 inbound on validation), so a run within
+// 2% or 5% of failsafe-go is a tie its draw decides, and one 10% behind is
+// past that luck.
+var ParityMargins = [...]float64{0.98, 0.95, 0.90}
 
 // P99Inside is the share of answers a p99 SLO keeps inside it.
 const P99Inside = 0.99
@@ -344,6 +355,11 @@ func parityLuck(evs []Evaluation, a, f int) *ParityLuck {
 			ga, gf = ga+ca.Goodput, gf+cf.Goodput
 			oa, of = oa+ca.OfOracle, of+cf.OfOracle
 			ds[d] = ca.OfOracle - cf.OfOracle
+			for m, share := range ParityMargins {
+				if ca.Goodput >= share*cf.Goodput {
+					p.Within[m]++
+				}
+			}
 			if atLeast(ca, cf) {
 				p.At[d]++
 				at++
@@ -450,9 +466,9 @@ func WriteLuckText(w io.Writer, l Luck) {
 	if p := l.Parity; p != nil {
 		fmt.Fprintf(w, "inbound  agile ≥ failsafe-go in %s of %d draw by draw, %d on the means, %d flip between draws; "+
 			"failsafe-go ≥ %.2f of the oracle in %d, agile ≥ it there in %d (means there %.3f and %.3f); one run's difference ± %.3f; "+
-			"failsafe-go ahead in %d runs, under %.0f%% inside in %d of them\n",
+			"failsafe-go ahead in %d runs, under %.0f%% inside in %d of them; agile within %s of failsafe-go's goodput or above in %s of %d runs\n",
 			joinInts(p.At), p.N, p.OnMeans, p.Flips, NearOracle, p.Near, p.NearAt, p.NearAgile, p.NearFailsafe, p.SD,
-			p.Behind, 100*P99Inside, p.PastP99)
+			p.Behind, 100*P99Inside, p.PastP99, marginsText(), joinInts(p.Within[:]), p.N*len(p.At))
 	}
 }
 
@@ -497,12 +513,12 @@ func WriteLuckMarkdown(w io.Writer, l Luck, first uint64) {
 	if p := l.Parity; p != nil {
 		fmt.Fprintf(w, "Inbound, `agile`'s goodput is at least failsafe-go's in %s of %d scenarios draw by draw, and in %d on "+
 			"the means of the draws; the verdict changes between draws in %d. A single run's difference (agile − failsafe-go, "+
-			"of the oracle) moves by ± %.3f. failsafe-go is at %.2f of the oracle or more in %d scenarios, and `agile` at least "+
+			"of the oracle) moves by ± %.3f, and `agile`'s goodput is within %s of failsafe-go's or above it in %s of the %d runs (a scenario on one draw). failsafe-go is at %.2f of the oracle or more in %d scenarios, and `agile` at least "+
 			"matches it there in %d (there `agile` averages %.3f of the oracle, failsafe-go %.3f): in those, one run's verdict is close to a coin toss. Of the %d runs (a scenario on one draw) "+
 			"in which failsafe-go got more through, it answered less than %.0f%% of what it admitted inside the SLO in %d: "+
 			"the p99 target `agile` keeps to, which the goal's bar of 90%% inside leaves room past.\n\n",
-			joinInts(p.At), p.N, p.OnMeans, p.Flips, p.SD, NearOracle, p.Near, p.NearAt, p.NearAgile, p.NearFailsafe,
-			p.Behind, 100*P99Inside, p.PastP99)
+			joinInts(p.At), p.N, p.OnMeans, p.Flips, p.SD, marginsText(), joinInts(p.Within[:]), p.N*len(p.At),
+			NearOracle, p.Near, p.NearAt, p.NearAgile, p.NearFailsafe, p.Behind, 100*P99Inside, p.PastP99)
 		if k := l.KnownInbound; k.AtFailsafe != nil {
 			fmt.Fprintf(w, "A fixed limit that knows its scenario gets at least failsafe-go's goodput in %s of %d scenarios draw by draw.\n\n",
 				joinInts(k.AtFailsafe), k.N)
@@ -558,4 +574,13 @@ func joinInts(xs []int) string {
 		s[i] = fmt.Sprint(x)
 	}
 	return strings.Join(s, ", ")
+}
+
+// marginsText says ParityMargins as the shortfalls they allow: "2%, 5%, 10%".
+func marginsText() string {
+	parts := make([]string, len(ParityMargins))
+	for i, m := range ParityMargins {
+		parts[i] = fmt.Sprintf("%.0f%%", 100*(1-m))
+	}
+	return strings.Join(parts, ", ")
 }
