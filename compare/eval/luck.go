@@ -9,7 +9,8 @@ import (
 )
 
 // Luck is what a seed set's figures do over several draws of its randomness
-// (Seeds.Draw): the same scenarios, other arrivals, costs and delays. A
+// (Seeds.Draw): the same scenarios, other arrivals, costs and delays, and
+// another start in the limiters' floor-probe cycle (Scenario.phase). A
 // figure read from one draw is worth what it keeps on the others; in
 // particular a single run's "agile at least failsafe-go" is a coin toss in a
 // scenario where both are near the oracle.
@@ -476,7 +477,8 @@ func WriteLuckText(w io.Writer, l Luck) {
 func WriteLuckMarkdown(w io.Writer, l Luck, first uint64) {
 	fmt.Fprintf(w, "## How much of it is luck\n\n")
 	fmt.Fprintf(w, "The same scenarios on %d draws of their randomness (arrivals, each request's cost and delay, "+
-		"clients' think times; draws %d–%d, the figures above are draw %d). *Meets* per draw, then the scenarios that "+
+		"clients' think times, and, after draw 0, where the run starts in the limiters' 5 s floor-probe cycle; "+
+		"draws %d–%d, the figures above are draw %d). *Meets* per draw, then the scenarios that "+
 		"meet the goal on every draw and on any; *± one run* is the standard deviation of a single run's of-oracle "+
 		"about its scenario's mean over the draws, pooled over the scenarios.\n\n", l.Draws, first, first+uint64(l.Draws)-1, first)
 	fmt.Fprintf(w, "| direction | arm | meets, per draw | on every draw | on any | ± one run |\n|---|---|---|---|---|---|\n")

@@ -152,7 +152,8 @@ type Scenario struct {
 	// Seed is the seed every random draw of the scenario derives from.
 	Seed uint64
 	// Draw draws the run's randomness again (arrivals, each request's
-	// cost and delay, the clients' think times) from the same scenario:
+	// cost and delay, the clients' think times, and where the run starts
+	// in the limiters' floor-probe cycle: see phase) from the same scenario:
 	// how far a figure moves between draws is how much of it is luck.
 	// Zero is the scenario's own draw, the one every report reads; draws
 	// live in the top 16 bits of each run stream, so they are below 65536.
