@@ -89,10 +89,10 @@ func (sc *Scenario) runRand(stream uint64) *rand.Rand {
 // tables read, and sim.PhaseOf(draw) on every other, as compare/sim's
 // matrix draws it per seed. A synctest bubble's clock starts on a whole
 // cycle, so at one phase every run met its first floor probe exactly 5 s
-// in, and a law tuned on those runs was tuned on that coincidence too: at
-// the fifty-eighth session's law, 450 inbound tuning runs met the goal in
-// 374 and matched failsafe-go in 294 at phase 0, the best of eight phases
-// measured (361–371 and 274–290 at the seven others).
+// in, a coincidence a deployment has no reason to keep, and the one most
+// favourable to the law: at the fifty-eighth session's, 450 inbound tuning
+// runs met the goal in 374 and matched failsafe-go in 294 at phase 0, and
+// in 361–371 and 274–290 at seven others.
 func (sc *Scenario) phase() time.Duration {
 	return sim.PhaseOf(sc.Draw)
 }
