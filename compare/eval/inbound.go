@@ -156,9 +156,7 @@ func InboundArms() []InboundArm {
 // sc.Duration; the run ends when the last admitted request is done. It must
 // be called inside a synctest bubble, and leaves no goroutine behind.
 func RunInbound(sc *Scenario, arm InboundArm) Result {
-	// Nothing exists yet: the wait moves only where the run starts in
-	// the clock's probe cycle (see Scenario.phase).
-	time.Sleep(sc.phase())
+	time.Sleep(sc.phase()) // before anything exists: see Scenario.phase
 	clk := newClock()
 	dep := newDependency(sc)
 	adm := arm.New(sc)

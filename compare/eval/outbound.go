@@ -179,9 +179,7 @@ type record struct {
 // deadline; the run ends when the last of them is done. It must be called
 // inside a synctest bubble, and leaves no goroutine behind.
 func RunOutbound(sc *Scenario, arm OutboundArm) Result {
-	// Nothing exists yet: the wait moves only where the run starts in
-	// the clock's probe cycle (see Scenario.phase).
-	time.Sleep(sc.phase())
+	time.Sleep(sc.phase()) // before anything exists: see Scenario.phase
 	clk := newClock()
 	dep := newDependency(sc)
 	pacer := arm.New(sc)

@@ -16,8 +16,8 @@ func (refuseAll) Stop()                   {}
 
 // A draw's run starts its own phase into the limiters' floor-probe cycle,
 // the scenario's own draw on the cycle itself: otherwise every run meets its
-// first floor probe at the same instant of its trace, and a law tuned on the
-// training seeds is tuned on that instant too.
+// first floor probe at the same instant of its trace, the instant most
+// favourable to the law of eight measured, which a deployment does not keep.
 func TestADrawStartsAtItsPhase(t *testing.T) {
 	sc := Scenario{
 		Name: "phase", Seed: 5, Duration: time.Second, SLO: time.Second,
